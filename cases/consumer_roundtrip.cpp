@@ -1,0 +1,69 @@
+// cases/consumer_roundtrip.cpp: a consumer imports validator-made tensors of several
+// dtypes and layouts, reads them back correctly and calls the deleter once, after release
+// (DEL-02, LAYOUT-01, LAYOUT-08, LAYOUT-11).
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include "support/consumer_flow.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+void roundtrip(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.dtype = *dtype_from_name(ctx.param("dtype"));
+  spec.layout = *layout_from_name(ctx.param("layout"));
+  spec.shape = {3, 4};
+  const bool versioned = ctx.param("version") == "versioned";
+  const bool negative_or_zero = spec.layout == DLPV_LAYOUT_REVERSED || spec.layout == DLPV_LAYOUT_BROADCAST;
+  consumer_roundtrip(ctx, spec, versioned, ctx.info().requirements.front().c_str(),
+                     negative_or_zero ? Refusal::allowed : Refusal::fails,
+                     fmt::format("a 3x4 {} {} tensor", ctx.param("layout"), ctx.param("dtype")));
+}
+
+void byte_offset(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.extra_byte_offset = 64;
+  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "LAYOUT-08", Refusal::fails,
+                     "a tensor whose elements start at data + byte_offset (64)");
+}
+
+}  // namespace
+}  // namespace dlpv::cases
+
+DLPV_CASE_UNIT(consumer_roundtrip) {
+  using namespace dlpv;
+  struct Combo { const char* dtype; const char* layout; const char* req; Severity sev; };
+  const Combo combos[] = {
+      {"float32", "contiguous", "DEL-02", Severity::must}, {"int64", "contiguous", "DEL-02", Severity::must},
+      {"float32", "fortran", "LAYOUT-01", Severity::must}, {"float32", "strided", "LAYOUT-01", Severity::must},
+      {"float32", "reversed", "LAYOUT-11", Severity::should}, {"float32", "broadcast", "LAYOUT-11", Severity::should}};
+  for (bool versioned : {true, false}) {
+    const std::string kind = cases::kind_name(versioned);
+    const std::string need = versioned ? "import_versioned" : "import_legacy";
+    for (const Combo& k : combos) {
+      CaseInfo c;
+      c.id = fmt::format("consumer.{}.{}.{}.{}", std::string(k.layout) == "contiguous" ? "roundtrip" : "layout",
+                         k.dtype, k.layout, kind);
+      c.title = fmt::format("{} import of a {} {} tensor reads back right; deleter once, after release",
+                            kind, k.layout, k.dtype);
+      c.requirements = {k.req, "DEL-02"};
+      if (std::string(k.req) == "DEL-02") c.requirements = {"DEL-02", "LAYOUT-01"};
+      c.severity = k.sev;
+      c.role = Role::consumer;
+      c.params = {{"dtype", k.dtype}, {"layout", k.layout}, {"version", kind}, {"device", "cpu:0"}};
+      c.needs = {need, "read_array", "release_array"};
+      c.body = cases::roundtrip;
+      reg.add(std::move(c));
+    }
+    CaseInfo b;
+    b.id = "consumer.byte_offset." + kind;
+    b.title = kind + " import honours byte_offset (elements start at data + 64)";
+    b.requirements = {"LAYOUT-08", "DEL-02"};
+    b.role = Role::consumer;
+    b.params = {{"dtype", "float32"}, {"layout", "offset"}, {"version", kind}, {"device", "cpu:0"}};
+    b.needs = {need, "read_array", "release_array"};
+    b.body = cases::byte_offset;
+    reg.add(std::move(b));
+  }
+}

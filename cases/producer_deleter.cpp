@@ -1,0 +1,131 @@
+// cases/producer_deleter.cpp: what a producer's deleter does (DEL-01, DEL-04, DEL-10).
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+#include <malloc.h>
+
+#include <algorithm>
+
+#include "support/helpers.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+const DLDataType kFloat32{kDLFloat, 32, 1};
+
+void deleter_present(CaseContext& ctx) {
+  const bool versioned = ctx.param("version") == "versioned";
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  Exported e = export_or_skip(ctx, versioned, r, "DEL-04");
+  const bool present = versioned ? e.v->deleter != nullptr : e.l->deleter != nullptr;
+  ctx.check(present, "DEL-04", "an exported tensor that owns memory provides a deleter",
+            "non-NULL deleter", "NULL deleter");
+}
+
+size_t heap_in_use() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+// Export and delete many times; the heap must not grow with the number of cycles. The
+// tensor is small so that a leaked managed struct weighs as much as leaked data.
+void deleter_frees(CaseContext& ctx) {
+  const bool versioned = ctx.param("version") == "versioned";
+  Request r(kFloat32, {4, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  constexpr int kWarmup = 200, kCycles = 4000;
+  {
+    Exported first = export_or_skip(ctx, versioned, r, "DEL-01");  // refusals become skips here
+    const bool has_deleter = versioned ? first.v->deleter != nullptr : first.l->deleter != nullptr;
+    if (!has_deleter) {
+      ctx.check(false, "DEL-01", "the deleter releases the tensor; without one, nothing can",
+                "non-NULL deleter", "NULL deleter: every export leaks");
+      return;
+    }
+  }
+  // The loop records nothing per cycle, so only the library's allocations can grow.
+  size_t before = 0;
+  int failures = 0;
+  for (int i = 0; i < kWarmup + kCycles; ++i) {
+    if (i == kWarmup) before = heap_in_use();
+    DLManagedTensorVersioned* v = nullptr;
+    DLManagedTensor* l = nullptr;
+    const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
+    if (rc != DLPV_OK || (!v && !l)) { ++failures; continue; }
+    if (v && v->deleter) v->deleter(v);
+    if (l && l->deleter) l->deleter(l);
+  }
+  if (failures)
+    ctx.harness_error(fmt::format("{} of {} exports failed during the leak loop: {}", failures,
+                                  kWarmup + kCycles, ctx.subject().last_error()));
+  const size_t after = heap_in_use();
+  const long long growth = static_cast<long long>(after) - static_cast<long long>(before);
+  ctx.check(growth < 64 * 1024, "DEL-01",
+            fmt::format("heap growth over {} export/delete cycles (the deleter frees data, "
+                        "shape/strides and the managed struct)", kCycles),
+            "< 64 KiB", fmt::format("{} bytes ({:.1f} bytes per cycle)", growth,
+                                    static_cast<double>(growth) / kCycles));
+}
+
+// Three exports of the same request are independent: deleting them in another order
+// leaves the others intact.
+void independent(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  std::vector<Exported> all;
+  for (int i = 0; i < 3; ++i) all.push_back(export_or_skip(ctx, true, r, "DEL-10"));
+  ctx.check(all[0].v != all[1].v && all[1].v != all[2].v && all[0].v != all[2].v, "DEL-10",
+            "each export returns its own managed struct", "3 distinct pointers", "a pointer repeats");
+  const std::vector<uint8_t> want = expected_bytes(kFloat32, r.shape, DLPV_LAYOUT_CONTIGUOUS);
+  for (int victim : {1, 0}) {
+    ctx.phase("deleter");
+    all[static_cast<size_t>(victim)].release();
+    ctx.phase("inspect");
+    std::vector<uint8_t> got;
+    std::string why;
+    if (!gather_elements(all[2].tensor(), got, why)) {
+      ctx.check(false, "DEL-10", "a live export stays readable after another export's deleter ran",
+                "readable", why);
+      return;
+    }
+    const std::string diff = describe_mismatch(kFloat32, want, got);
+    ctx.check(diff.empty(), "DEL-10",
+              fmt::format("export 2 keeps its values after export {}'s deleter ran", victim),
+              "the reference pattern", diff);
+  }
+}
+
+}  // namespace
+}  // namespace dlpv::cases
+
+DLPV_CASE_UNIT(producer_deleter) {
+  using namespace dlpv;
+  for (bool versioned : {true, false}) {
+    const std::string kind = cases::kind_name(versioned);
+    const std::string need = versioned ? "export_versioned" : "export_legacy";
+    CaseInfo present;
+    present.id = "producer.deleter.present." + kind;
+    present.title = "the exported " + kind + " tensor has a deleter";
+    present.requirements = {"DEL-04"};
+    present.severity = Severity::should;
+    present.params = {{"version", kind}, {"dtype", "float32"}, {"layout", "contiguous"}};
+    present.needs = {need};
+    present.body = cases::deleter_present;
+    reg.add(present);
+
+    CaseInfo frees;
+    frees.id = "producer.deleter.frees." + kind;
+    frees.title = "4000 " + kind + " export/delete cycles do not grow the heap";
+    frees.requirements = {"DEL-01"};
+    frees.params = present.params;
+    frees.needs = {need};
+    frees.body = cases::deleter_frees;
+    reg.add(frees);
+  }
+  CaseInfo ind;
+  ind.id = "producer.deleter.independent.versioned";
+  ind.title = "three exports of one array are independent and can be deleted in any order";
+  ind.requirements = {"DEL-10"};
+  ind.severity = Severity::should;
+  ind.params = {{"version", "versioned"}, {"dtype", "float32"}, {"layout", "contiguous"}};
+  ind.needs = {"export_versioned"};
+  ind.body = cases::independent;
+  reg.add(ind);
+}

@@ -1,0 +1,94 @@
+// cases/producer_version.cpp: what a versioned export declares: major version, strides by
+// declared version, flag bits (VER-01, LAYOUT-02, FLAG-01, FLAG-02).
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include "support/helpers.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+const DLDataType kFloat32{kDLFloat, 32, 1};
+
+void version_major(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  Exported e = export_or_skip(ctx, true, r, "VER-01");
+  ctx.phase("inspect");
+  ctx.check(e.v->version.major == 1, "VER-01", "a versioned tensor declares major version 1",
+            "1.x", fmt::format("{}.{}", e.v->version.major, e.v->version.minor));
+  const DLPackVersion declared = ctx.subject().info().dlpack_version;
+  ctx.check_as(Severity::may, e.v->version.major != declared.major || e.v->version.minor <= declared.minor,
+               "VER-02", "the tensor's version does not exceed the version the library declares",
+               fmt::format("<= {}.{}", declared.major, declared.minor),
+               fmt::format("{}.{}", e.v->version.major, e.v->version.minor));
+}
+
+void strides_non_null(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  Exported e = export_or_skip(ctx, true, r, "LAYOUT-02");
+  ctx.phase("inspect");
+  const DLPackVersion v = e.v->version;
+  const bool v12 = v.major == 1 && v.minor >= 2;
+  if (e.v->dl_tensor.strides) {
+    ctx.check(true, "LAYOUT-02", "strides are non-NULL for ndim > 0");
+  } else if (v12) {
+    ctx.check(false, "LAYOUT-02", "a tensor declaring DLPack >= 1.2 must carry strides when ndim > 0",
+              "strides[2]", fmt::format("NULL (declares {}.{})", v.major, v.minor));
+  } else {
+    ctx.check_as(Severity::may, true, "LAYOUT-02",
+                 fmt::format("NULL strides allowed for a {}.{} tensor (deprecated from 1.2)", v.major, v.minor));
+  }
+}
+
+void flags_defined(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  Exported e = export_or_skip(ctx, true, r, "FLAG-01");
+  ctx.phase("inspect");
+  const DLPackVersion v = e.v->version;
+  const uint64_t defined = (v.major == 1 && v.minor >= 1) ? 0x7u : 0x3u;
+  ctx.check((e.v->flags & ~defined) == 0, "FLAG-01",
+            fmt::format("flags use only bits defined for DLPack {}.{}", v.major, v.minor),
+            fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", e.v->flags));
+  ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0, "FLAG-06",
+            "IS_COPIED is clear for a plain zero-copy export", "bit 1 clear",
+            fmt::format("flags = {:#x}", e.v->flags));
+}
+
+void flags_read_only(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_READ_ONLY);
+  Exported e = export_or_skip(ctx, true, r, "FLAG-02");
+  ctx.phase("inspect");
+  ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+            "a read-only source array is exported with READ_ONLY set", "bit 0 set",
+            fmt::format("flags = {:#x}", e.v->flags));
+}
+
+}  // namespace
+}  // namespace dlpv::cases
+
+DLPV_CASE_UNIT(producer_version) {
+  using namespace dlpv;
+  auto add = [&](const char* id, const char* title, std::vector<std::string> reqs, Severity sev,
+                 void (*fn)(CaseContext&)) {
+    CaseInfo c;
+    c.id = id;
+    c.title = title;
+    c.requirements = std::move(reqs);
+    c.severity = sev;
+    c.role = Role::producer;
+    c.params = {{"dtype", "float32"}, {"layout", "contiguous"}, {"version", "versioned"}, {"device", "cpu:0"}};
+    c.needs = {"export_versioned"};
+    c.body = fn;
+    reg.add(std::move(c));
+  };
+  add("producer.version.major.versioned", "a versioned export declares major version 1",
+      {"VER-01", "VER-02"}, Severity::must, cases::version_major);
+  add("producer.strides.non_null.versioned",
+      "strides are non-NULL for ndim > 0 when the tensor declares DLPack >= 1.2",
+      {"LAYOUT-02"}, Severity::must, cases::strides_non_null);
+  add("producer.flags.defined_bits.versioned",
+      "flags carry only bits defined for the declared version, IS_COPIED clear on zero-copy",
+      {"FLAG-01", "FLAG-06"}, Severity::should, cases::flags_defined);
+  add("producer.flags.read_only.versioned", "a read-only source is exported with READ_ONLY",
+      {"FLAG-02"}, Severity::should, cases::flags_read_only);
+}

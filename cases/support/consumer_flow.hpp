@@ -1,0 +1,19 @@
+// cases/support/consumer_flow.hpp: the shared consumer round trip: validator-made tensor
+// -> import -> read back -> release, with deleter accounting at every step (DEL-02/08).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "helpers.hpp"
+
+namespace dlpv::cases {
+
+enum class Refusal {
+  fails,   ///< the consumer must accept this tensor: a refusal violates `requirement`
+  allowed  ///< a clean refusal is a legal answer (only misreading is a violation)
+};
+
+/// Run the round trip for `spec`; `requirement` is what the read-back checks.
+void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
+                        const char* requirement, Refusal refusal, const std::string& what);
+
+}  // namespace dlpv::cases

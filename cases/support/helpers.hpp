@@ -1,0 +1,51 @@
+// cases/support/helpers.hpp: the small vocabulary the case files share: building requests,
+// exporting with the refusal rules applied, importing validator-made tensors.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/subject.hpp>
+#include <dlpack_validate/tensor.hpp>
+
+#include <string>
+#include <vector>
+
+namespace dlpv::cases {
+
+/// A request plus the storage its shape pointer refers to.
+struct Request {
+  std::vector<int64_t> shape;
+  DLPVRequest req{};
+  Request(DLDataType dtype, std::vector<int64_t> shape, uint32_t layout, uint32_t flags = 0);
+};
+
+/// A tensor the subject exported; the validator calls its deleter exactly once (release()).
+struct Exported {
+  DLManagedTensorVersioned* v = nullptr;
+  DLManagedTensor* l = nullptr;
+  const DLTensor& tensor() const { return v ? v->dl_tensor : l->dl_tensor; }
+  void release();
+  ~Exported() { release(); }
+  Exported() = default;
+  Exported(Exported&& o) noexcept : v(o.v), l(o.l) { o.v = nullptr; o.l = nullptr; }
+  Exported(const Exported&) = delete;
+};
+
+/// Export through export_versioned (versioned=true) or export_legacy. A clean
+/// DLPV_UNSUPPORTED is a skip naming the request; DLPV_ERROR is a harness-visible error;
+/// DLPV_OK with a NULL tensor is a failure of `requirement`.
+Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
+                        const char* requirement = "LAYOUT-01");
+
+/// Import a validator-made tensor. Returns the array, or nullptr when the consumer refused
+/// (return code in *rc).
+void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc);
+
+/// Read an imported array back and compare with the expected bytes; records `requirement`.
+bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>& expected,
+                       DLDataType dtype, const char* requirement, const std::string& what);
+
+/// Standard registration of a case for both struct kinds ("versioned" / "legacy").
+std::string kind_name(bool versioned);
+
+}  // namespace dlpv::cases

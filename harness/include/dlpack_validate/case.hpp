@@ -1,0 +1,163 @@
+// harness/include/dlpack_validate/case.hpp: what a case is (record + body) and what it may
+// do while it runs (CaseContext). Cases include this and subject.hpp; nothing else.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+class Subject;
+
+enum class Status { pass, fail, warn, skip, xfail, xpass, crash, timeout, error };
+enum class Severity { must, should, may };
+enum class Role { producer, consumer, exchange_api, pair, python_protocol };
+
+const char* to_string(Status s);
+const char* to_string(Severity s);
+const char* to_string(Role r);
+bool parse_status(const std::string& text, Status& out);
+
+/// One observation inside a case, tied to one requirement id.
+struct Check {
+  std::string requirement;
+  Status status = Status::pass;
+  std::string message;
+  std::string expected;
+  std::string observed;
+};
+
+/// How a case ended, as seen by the process that ran it (or by the supervisor that saw it
+/// die).
+struct CaseOutcome {
+  Status status = Status::error;
+  std::string message;
+  std::string expected;
+  std::string observed;
+  std::vector<Check> checks;
+  std::string phase;        ///< where the case was when it ended
+  std::string signal;       ///< "SIGSEGV (11)" for crashes, else empty
+  double duration_s = 0.0;
+  std::string output_tail;  ///< what the library printed (non-pass results only)
+};
+
+class CaseContext;
+using CaseBody = std::function<void(CaseContext&)>;
+
+/// The static record of a case. Parameterised families register one record per combination,
+/// each with its own stable dotted id.
+struct CaseInfo {
+  std::string id;                         ///< "consumer.byte_offset.versioned"
+  std::string title;                      ///< one line
+  std::vector<std::string> requirements;  ///< checklist ids, first one decides the area
+  Severity severity = Severity::must;     ///< of a violation: MUST -> fail, SHOULD -> warn
+  Role role = Role::producer;
+  std::map<std::string, std::string> params;  ///< dtype, layout, version, device ...
+  std::vector<std::string> needs;         ///< subject capabilities; missing -> skip
+  CaseBody body;
+};
+
+/// Thrown by CaseContext::skip / stop; caught by the runner, never by cases.
+struct CaseSkipped { std::string reason; };
+struct CaseStopped {};
+struct CaseHarnessError { std::string message; };
+
+/// What a running case sees. Every verdict goes through here so that the status is always
+/// the worst thing observed, and a case that observed nothing ends as `error`, not `pass`.
+class CaseContext {
+ public:
+  using PhaseHook = std::function<void(const std::string&)>;
+  CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook = {});
+
+  const CaseInfo& info() const { return info_; }
+  Subject& subject() { return subject_; }
+  const std::string& param(const std::string& key) const;
+
+  /// Announce the phase the case enters (export, import, read, release, deleter ...). The
+  /// supervisor uses the last one to say where a crash or hang happened.
+  void phase(const std::string& name);
+  const std::string& current_phase() const { return phase_; }
+
+  /// Record a requirement check with the case's severity. Returns `ok`.
+  bool check(bool ok, const std::string& requirement, const std::string& message,
+             const std::string& expected = {}, const std::string& observed = {});
+  /// Record a check with an explicit severity (for cases mixing MUST and SHOULD items).
+  bool check_as(Severity severity, bool ok, const std::string& requirement,
+                const std::string& message, const std::string& expected = {},
+                const std::string& observed = {});
+  /// An informational note (shown in reports, never changes the status).
+  void note(const std::string& text);
+
+  [[noreturn]] void skip(const std::string& reason);
+  /// End the case now (after a violation that makes further checks meaningless).
+  [[noreturn]] void stop();
+  /// A harness-side problem (not the library's fault): status `error`.
+  [[noreturn]] void harness_error(const std::string& message);
+
+  CaseOutcome finish(const std::string* skipped_reason, const std::string* harness_error);
+  const std::vector<Check>& checks() const { return checks_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  const CaseInfo& info_;
+  Subject& subject_;
+  PhaseHook hook_;
+  std::string phase_ = "setup";
+  std::vector<Check> checks_;
+  std::vector<std::string> notes_;
+};
+
+/// The global case registry. Case files add records from static initialisers through
+/// DLPV_CASE_UNIT; the CLI checks the number of units against the build's count so a linker
+/// can never drop a case file silently.
+class Registry {
+ public:
+  static Registry& instance();
+  void add(CaseInfo info);
+  void unit_registered(const char* unit) { units_.push_back(unit); }
+  /// Sorted by id; throws std::logic_error on duplicate ids.
+  const std::vector<CaseInfo>& cases();
+  const CaseInfo* find(const std::string& id);
+  size_t unit_count() const { return units_.size(); }
+
+ private:
+  std::vector<CaseInfo> cases_;
+  std::vector<const char*> units_;
+  bool sorted_ = false;
+};
+
+/// Registers the cases of one file: `DLPV_CASE_UNIT(consumer_roundtrip) { reg.add(...); }`
+#define DLPV_CASE_UNIT(name)                                                      \
+  static void dlpv_unit_##name(::dlpv::Registry& reg);                            \
+  namespace {                                                                     \
+  struct dlpv_unit_registrar_##name {                                             \
+    dlpv_unit_registrar_##name() {                                                \
+      ::dlpv::Registry& r = ::dlpv::Registry::instance();                         \
+      r.unit_registered(#name);                                                   \
+      dlpv_unit_##name(r);                                                        \
+    }                                                                             \
+  } dlpv_unit_registrar_instance_##name;                                          \
+  }                                                                               \
+  static void dlpv_unit_##name(::dlpv::Registry& reg)
+
+/// Requirement metadata from the checklist (generated table, see tools/gen_requirements.py).
+struct Requirement {
+  const char* id;
+  const char* binding;  ///< P, C or P+C
+  const char* level;    ///< MUST, SHOULD, MAY, INFO ...
+  const char* summary;  ///< our checklist's one-paragraph statement
+};
+const Requirement* find_requirement(const std::string& id);
+const std::vector<Requirement>& all_requirements();
+/// Report grouping of a requirement id: capsule, exchange_api, deleter, version_flags,
+/// stream, dtype, layout, device, protocol.
+std::string area_of(const std::string& requirement_id);
+
+/// Shell-style glob over case ids ('*', '?', '[...]').
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace dlpv

@@ -1,0 +1,34 @@
+// harness/include/dlpack_validate/run_record.hpp: the canonical JSON run record
+// (docs/run-record.md) built from a finished run. Every report renders from it.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/runner.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+inline constexpr const char* kToolVersion = "0.1.0";
+
+struct RecordOptions {
+  std::vector<std::string> command_line;
+  std::vector<std::string> filters;
+  double timeout_s = 10.0;
+  Isolation isolation = Isolation::worker;
+  bool strict = false;
+  bool deterministic = false;  ///< no timestamps, durations, hostnames
+};
+
+nlohmann::ordered_json make_run_record(const RunResult& run, const RecordOptions& opt);
+
+/// Recompute `summary` (counts, unexpected, verdict, exit_code) from the results, the
+/// strict option and the baseline report.
+void finalize_summary(nlohmann::ordered_json& record);
+
+/// The CUDA driver as seen from here: {"found": bool, "detail": text}.
+nlohmann::ordered_json probe_cuda();
+
+}  // namespace dlpv

@@ -1,0 +1,58 @@
+// harness/include/dlpack_validate/runner.hpp: running selected cases against subjects,
+// in reusable worker processes (DESIGN §7), one process per case, or in-process.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/subject.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+enum class Isolation { worker, per_case, none };
+const char* to_string(Isolation i);
+
+struct RunOptions {
+  std::vector<std::string> subject_paths;
+  std::vector<std::string> filters;  ///< globs over case ids; empty = all
+  double timeout_s = 10.0;
+  Isolation isolation = Isolation::worker;
+  std::string self_exe;              ///< executable started as worker (--internal-worker)
+  /// Called after each finished case (progress output); may be empty.
+  std::function<void(size_t done, size_t total)> progress;
+};
+
+struct CaseResult {
+  const CaseInfo* info = nullptr;
+  int subject = 0;
+  CaseOutcome outcome;
+};
+
+struct RunResult {
+  std::vector<SubjectInfo> subjects;
+  std::vector<CaseResult> results;
+  double duration_s = 0.0;
+  std::string started_at;  ///< ISO 8601 UTC
+  int workers_started = 0;
+};
+
+/// Cases selected by the filters, in id order (all cases when there are no filters).
+std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters);
+
+/// Run every selected case on every subject. Throws SubjectLoadError when a subject cannot
+/// be loaded cleanly (bad input: exit code 2).
+RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases);
+
+/// Run one case in this process (what a worker does per case). Missing capabilities and a
+/// legacy-only subject turn into reasoned skips here.
+CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
+                                const CaseContext::PhaseHook& hook);
+
+/// Entry point of a worker process: `SELF --internal-worker SUBJECT...`; reads commands on
+/// fd 3 and writes events on fd 4.
+int worker_main(int argc, char** argv);
+
+}  // namespace dlpv

@@ -1,0 +1,63 @@
+// harness/include/dlpack_validate/subject.hpp: the one interface every case talks to. A
+// subject is a library under test: a plugin .so today, a Python package through the shim.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/plugin.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+/// Capabilities a case can need; the names are the plugin table's member names.
+inline constexpr const char* kCapabilities[] = {
+    "export_versioned", "export_legacy", "import_versioned", "import_legacy",
+    "read_array",       "is_writable",   "release_array",    "exchange_api"};
+
+struct SubjectInfo {
+  int index = 0;
+  std::string kind;  ///< "plugin"
+  std::string path;
+  std::string name;
+  DLPackVersion dlpack_version{0, 0};
+  std::vector<std::string> capabilities;
+  std::vector<std::string> notes;
+
+  bool legacy_only() const { return dlpack_version.major < 1; }
+  bool has(const std::string& capability) const;
+  std::string version_text() const;
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual const SubjectInfo& info() const = 0;
+
+  virtual int export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) = 0;
+  virtual int export_legacy(const DLPVRequest& req, DLManagedTensor** out) = 0;
+  virtual int import_versioned(DLManagedTensorVersioned* t, void** out_array) = 0;
+  virtual int import_legacy(DLManagedTensor* t, void** out_array) = 0;
+  virtual int read_array(void* array, void* dst, size_t nbytes) = 0;
+  virtual int is_writable(void* array) = 0;
+  virtual void release_array(void* array) = 0;
+  virtual const DLPackExchangeAPI* exchange_api() = 0;
+  virtual std::string last_error() = 0;
+  /// File whose image must contain static objects of the library (exchange-API table).
+  virtual std::string image_path() const = 0;
+};
+
+/// Thrown when a subject cannot be loaded; `bad_input` errors become exit code 2.
+struct SubjectLoadError {
+  std::string message;
+};
+
+/// Load a plugin with dlopen(RTLD_NOW | RTLD_LOCAL) and check its table (ABI version, name).
+std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index);
+
+/// Checks a path before anything loads it: exists, regular file, ELF, 64-bit, this
+/// machine's architecture. Returns an empty string when fine, else the one-line reason.
+std::string preflight_shared_object(const std::string& path);
+
+}  // namespace dlpv

@@ -1,0 +1,146 @@
+// harness/include/dlpack_validate/tensor.hpp: the validator's view of DLPack tensors: the
+// defensive inspector (DESIGN §5), expected pattern bytes, and validator-made tensors with
+// counting, poisoning deleters for consumer cases.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/plugin.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+// ---- names -----------------------------------------------------------------------------
+std::string dtype_name(DLDataType t);       ///< "float32", "int64", "(2,24,1)" if unknown
+std::optional<DLDataType> dtype_from_name(const std::string& name);
+std::string device_name(DLDevice d);        ///< "cpu:0", "cuda:1", "device_type 99:0"
+const char* layout_name(uint32_t layout);   ///< "contiguous", ...
+std::optional<uint32_t> layout_from_name(const std::string& name);
+std::string shape_text(const int64_t* v, int32_t n);  ///< "(2, 3)" or "NULL"
+std::string hex_bytes(const void* p, size_t n);
+bool dtype_equal(DLDataType a, DLDataType b);
+bool known_dtype(DLDataType t, DLPackVersion declared);  ///< code/bits legal for the version
+bool known_device_type(int32_t device_type);
+size_t element_bytes(DLDataType t);  ///< 0 for sub-byte dtypes
+
+// ---- safe memory access ----------------------------------------------------------------
+/// Copy n bytes from addr without faulting on a bad address (process_vm_readv on ourselves);
+/// returns false if any byte is unreadable.
+bool safe_read(const void* addr, void* dst, size_t n);
+
+// ---- the layouts of DESIGN §3 ----------------------------------------------------------
+/// Element strides the validator expects a producer to use for `layout` over `shape`
+/// (the canonical ones; a producer may pick others where the dimension is 1 or 0).
+std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_t>& shape);
+/// Pattern bytes, row-major compact, of what logical element i must hold for `layout`
+/// (BROADCAST repeats shape[1:] along axis 0).
+std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>& shape,
+                                    uint32_t layout);
+int64_t element_count(const std::vector<int64_t>& shape);
+
+// ---- the inspector ---------------------------------------------------------------------
+struct Finding {
+  std::string requirement;
+  Severity severity = Severity::must;
+  bool ok = true;
+  std::string message;
+  std::string expected;
+  std::string observed;
+};
+
+/// What the validator asked for (producer cases) or built (consumer cases).
+struct TensorExpectation {
+  DLDataType dtype{2, 32, 1};
+  DLDevice device{kDLCPU, 0};
+  std::vector<int64_t> shape;
+  uint32_t layout = DLPV_LAYOUT_CONTIGUOUS;
+};
+
+struct InspectOptions {
+  bool versioned = false;
+  DLPackVersion version{0, 0};  ///< declared by the tensor (versioned) or the subject
+  bool compare_data = true;
+};
+
+/// Validate every field of `t` against the expectation before touching its memory, then
+/// read its elements (CPU) through the strides and compare them with the pattern. Appends
+/// one finding per property checked, passing ones included.
+void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const InspectOptions& opt,
+                    std::vector<Finding>& out);
+
+/// Gather the elements a CPU tensor addresses into row-major compact bytes. Returns false
+/// (with `why`) if the fields are implausible or any byte is unreadable.
+bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why);
+
+/// First mismatches between two row-major compact buffers, as one line.
+std::string describe_mismatch(DLDataType dtype, const std::vector<uint8_t>& want,
+                              const std::vector<uint8_t>& got, size_t* first_index = nullptr);
+
+/// Record findings into a case context.
+void record(CaseContext& ctx, const std::vector<Finding>& findings);
+
+// ---- validator-made tensors ------------------------------------------------------------
+enum class DeleterKind { counting, null };
+
+struct MadeSpec {
+  DLDataType dtype{2, 32, 1};
+  std::vector<int64_t> shape{3, 4};
+  uint32_t layout = DLPV_LAYOUT_CONTIGUOUS;
+  uint64_t extra_byte_offset = 0;  ///< data points this many bytes before element 0
+  bool null_strides = false;
+  bool null_shape = false;         ///< only meaningful for ndim == 0
+  DLPackVersion version{1, 3};
+  uint64_t flags = 0;
+  DeleterKind deleter = DeleterKind::counting;
+  bool guard_after_prefix = false; ///< dl_tensor lies in a PROT_NONE page (versioned only)
+  bool null_data = false;          ///< zero-size tensors
+};
+
+/// A tensor built by the validator. It owns its buffers for the whole case (so a consumer
+/// touching freed data reads poison rather than crashing nondeterministically), counts
+/// deleter calls, and poisons the managed struct when the deleter runs, so later touches
+/// of the struct's pointers hit a guard page.
+class MadeTensor {
+ public:
+  static std::unique_ptr<MadeTensor> make(const MadeSpec& spec, bool versioned);
+  ~MadeTensor();
+  MadeTensor(const MadeTensor&) = delete;
+  MadeTensor& operator=(const MadeTensor&) = delete;
+
+  DLManagedTensorVersioned* versioned() { return versioned_; }
+  DLManagedTensor* legacy() { return legacy_; }
+  int deleter_calls() const { return deleter_calls_.load(); }
+  /// The bytes a correct consumer must read back (row-major compact).
+  const std::vector<uint8_t>& expected() const { return expected_; }
+  const MadeSpec& spec() const { return spec_; }
+
+ private:
+  MadeTensor() = default;
+  static void versioned_deleter(DLManagedTensorVersioned* self);
+  static void legacy_deleter(DLManagedTensor* self);
+  static void poisoned_versioned_deleter(DLManagedTensorVersioned* self);
+  static void poisoned_legacy_deleter(DLManagedTensor* self);
+  void poison();
+
+  MadeSpec spec_;
+  DLManagedTensorVersioned* versioned_ = nullptr;
+  DLManagedTensor* legacy_ = nullptr;
+  void* struct_block_ = nullptr;  ///< heap or mmap block holding the managed struct
+  size_t struct_block_size_ = 0;
+  bool struct_mmapped_ = false;
+  std::vector<uint8_t> buffer_;
+  std::vector<int64_t> shape_, strides_;
+  std::vector<uint8_t> expected_;
+  std::atomic<int> deleter_calls_{0};
+};
+
+/// Address inside a PROT_NONE page: any access crashes (poison for freed pointers).
+void* guard_address();
+
+}  // namespace dlpv

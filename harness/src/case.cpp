@@ -1,0 +1,216 @@
+// harness/src/case.cpp: case records, the registry, the verdict rules inside a case.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/case.hpp>
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace dlpv {
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::pass: return "pass";
+    case Status::fail: return "fail";
+    case Status::warn: return "warn";
+    case Status::skip: return "skip";
+    case Status::xfail: return "xfail";
+    case Status::xpass: return "xpass";
+    case Status::crash: return "crash";
+    case Status::timeout: return "timeout";
+    case Status::error: return "error";
+  }
+  return "error";
+}
+
+bool parse_status(const std::string& text, Status& out) {
+  for (Status s : {Status::pass, Status::fail, Status::warn, Status::skip, Status::xfail,
+                   Status::xpass, Status::crash, Status::timeout, Status::error}) {
+    if (text == to_string(s)) {
+      out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* to_string(Severity s) {
+  switch (s) {
+    case Severity::must: return "MUST";
+    case Severity::should: return "SHOULD";
+    case Severity::may: return "MAY";
+  }
+  return "MUST";
+}
+
+const char* to_string(Role r) {
+  switch (r) {
+    case Role::producer: return "producer";
+    case Role::consumer: return "consumer";
+    case Role::exchange_api: return "exchange_api";
+    case Role::pair: return "pair";
+    case Role::python_protocol: return "python_protocol";
+  }
+  return "producer";
+}
+
+// ---- CaseContext -----------------------------------------------------------------------
+
+CaseContext::CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook)
+    : info_(info), subject_(subject), hook_(std::move(hook)) {}
+
+const std::string& CaseContext::param(const std::string& key) const {
+  static const std::string empty;
+  auto it = info_.params.find(key);
+  return it == info_.params.end() ? empty : it->second;
+}
+
+void CaseContext::phase(const std::string& name) {
+  phase_ = name;
+  if (hook_) hook_(name);
+}
+
+bool CaseContext::check(bool ok, const std::string& requirement, const std::string& message,
+                        const std::string& expected, const std::string& observed) {
+  return check_as(info_.severity, ok, requirement, message, expected, observed);
+}
+
+bool CaseContext::check_as(Severity severity, bool ok, const std::string& requirement,
+                           const std::string& message, const std::string& expected,
+                           const std::string& observed) {
+  Check c;
+  c.requirement = requirement;
+  // A MAY item never changes the verdict; it is kept as a passing check with its message.
+  c.status = ok ? Status::pass
+                : (severity == Severity::must     ? Status::fail
+                   : severity == Severity::should ? Status::warn
+                                                  : Status::pass);
+  c.message = message;
+  c.expected = expected;
+  c.observed = observed;
+  if (!ok && severity == Severity::may) notes_.push_back(message);
+  checks_.push_back(std::move(c));
+  return ok;
+}
+
+void CaseContext::note(const std::string& text) { notes_.push_back(text); }
+void CaseContext::skip(const std::string& reason) { throw CaseSkipped{reason}; }
+void CaseContext::stop() { throw CaseStopped{}; }
+void CaseContext::harness_error(const std::string& message) {
+  throw CaseHarnessError{message};
+}
+
+namespace {
+int rank(Status s) {
+  switch (s) {
+    case Status::pass: return 0;
+    case Status::skip: return 1;
+    case Status::warn: return 2;
+    case Status::fail: return 3;
+    default: return 4;
+  }
+}
+}  // namespace
+
+CaseOutcome CaseContext::finish(const std::string* skipped_reason,
+                                const std::string* harness_error_text) {
+  CaseOutcome out;
+  out.checks = checks_;
+  out.phase = phase_;
+  Status worst = Status::pass;
+  const Check* first_bad = nullptr;
+  for (const Check& c : checks_) {
+    if (rank(c.status) > rank(worst)) {
+      worst = c.status;
+      first_bad = &c;
+    }
+  }
+  if (harness_error_text) {
+    out.status = Status::error;
+    out.message = *harness_error_text;
+  } else if (worst == Status::fail || worst == Status::warn) {
+    // Worst status wins: a case that failed before it skipped is still a failure.
+    out.status = worst;
+  } else if (skipped_reason) {
+    out.status = Status::skip;
+    out.message = *skipped_reason;
+  } else if (checks_.empty()) {
+    out.status = Status::error;
+    out.message = "the case ended without observing anything (no verdict)";
+  } else {
+    out.status = Status::pass;
+  }
+  if (first_bad && out.status == first_bad->status) {
+    out.message = "[" + first_bad->requirement + "] " + first_bad->message;
+    out.expected = first_bad->expected;
+    out.observed = first_bad->observed;
+  }
+  if (out.status == Status::pass && !notes_.empty()) out.message = notes_.front();
+  return out;
+}
+
+// ---- Registry --------------------------------------------------------------------------
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(CaseInfo info) {
+  cases_.push_back(std::move(info));
+  sorted_ = false;
+}
+
+const std::vector<CaseInfo>& Registry::cases() {
+  if (!sorted_) {
+    std::sort(cases_.begin(), cases_.end(),
+              [](const CaseInfo& a, const CaseInfo& b) { return a.id < b.id; });
+    for (size_t i = 1; i < cases_.size(); ++i) {
+      if (cases_[i].id == cases_[i - 1].id)
+        throw std::logic_error("duplicate case id: " + cases_[i].id);
+    }
+    sorted_ = true;
+  }
+  return cases_;
+}
+
+const CaseInfo* Registry::find(const std::string& id) {
+  const auto& all = cases();
+  auto it = std::lower_bound(all.begin(), all.end(), id,
+                             [](const CaseInfo& c, const std::string& v) { return c.id < v; });
+  return (it != all.end() && it->id == id) ? &*it : nullptr;
+}
+
+// ---- requirements ----------------------------------------------------------------------
+
+const std::vector<Requirement>& all_requirements() {
+  static const std::vector<Requirement> table = {
+#include "requirements_table.inc"
+  };
+  return table;
+}
+
+const Requirement* find_requirement(const std::string& id) {
+  for (const Requirement& r : all_requirements())
+    if (id == r.id) return &r;
+  return nullptr;
+}
+
+std::string area_of(const std::string& requirement_id) {
+  const std::string family = requirement_id.substr(0, requirement_id.find('-'));
+  if (family == "CAP") return "capsule";
+  if (family == "XAPI") return "exchange_api";
+  if (family == "DEL") return "deleter";
+  if (family == "VER" || family == "FLAG") return "version_flags";
+  if (family == "STRM") return "stream";
+  if (family == "DTYPE") return "dtype";
+  if (family == "LAYOUT") return "layout";
+  if (family == "DEV") return "device";
+  return "protocol";
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+}  // namespace dlpv

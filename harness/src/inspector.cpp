@@ -1,0 +1,340 @@
+// harness/src/inspector.cpp: defensive reading of any DLTensor (DESIGN §5). Every field is
+// validated, and the span of memory the strides address is computed with overflow checks,
+// before a single data byte is read; reads go through safe_read so a garbage pointer from
+// the library becomes a finding rather than a crash of the worker.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/tensor.hpp>
+#include <fmt/format.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dlpv {
+
+// ---- safe_read -------------------------------------------------------------------------
+
+namespace {
+// Fallback when process_vm_readv is unavailable (seccomp): the kernel copies through a pipe
+// and reports EFAULT instead of delivering SIGSEGV.
+bool pipe_read(const void* addr, void* dst, size_t n) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  bool ok = true;
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(addr);
+  while (n > 0 && ok) {
+    size_t chunk = n < 4096 ? n : 4096;
+    ssize_t w = write(fds[1], in, chunk);
+    if (w <= 0) { ok = false; break; }
+    ssize_t r = read(fds[0], out, static_cast<size_t>(w));
+    if (r != w) { ok = false; break; }
+    in += w; out += w; n -= static_cast<size_t>(w);
+  }
+  close(fds[0]);
+  close(fds[1]);
+  return ok;
+}
+}  // namespace
+
+bool safe_read(const void* addr, void* dst, size_t n) {
+  if (n == 0) return true;
+  if (!addr) return false;
+  static bool vm_readv_works = true;
+  if (vm_readv_works) {
+    iovec local{dst, n};
+    iovec remote{const_cast<void*>(addr), n};
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got == static_cast<ssize_t>(n)) return true;
+    if (got >= 0 || errno == EFAULT) return false;
+    vm_readv_works = false;  // ENOSYS / EPERM: use the pipe from now on
+  }
+  return pipe_read(addr, dst, n);
+}
+
+// ---- layouts and expected bytes --------------------------------------------------------
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_t>& shape) {
+  const size_t nd = shape.size();
+  std::vector<int64_t> st(nd, 1);
+  if (nd == 0) return st;
+  switch (layout) {
+    case DLPV_LAYOUT_FORTRAN: {
+      int64_t acc = 1;
+      for (size_t i = 0; i < nd; ++i) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      return st;
+    }
+    case DLPV_LAYOUT_STRIDED: {  // every 2nd element along the last axis of a 2x wider array
+      int64_t acc = 2;
+      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      return st;
+    }
+    default: {
+      int64_t acc = 1;
+      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      if (layout == DLPV_LAYOUT_REVERSED) st[0] = -st[0];
+      if (layout == DLPV_LAYOUT_BROADCAST) st[0] = 0;
+      return st;
+    }
+  }
+}
+
+std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>& shape,
+                                    uint32_t layout) {
+  const int64_t n = element_count(shape);
+  if (n <= 0) return {};
+  if (layout != DLPV_LAYOUT_BROADCAST || shape.empty()) {
+    std::vector<uint8_t> out(dlpv_pattern_nbytes(dtype, n));
+    dlpv_pattern_fill(dtype, n, out.data());
+    return out;
+  }
+  // Broadcast: every row along axis 0 holds the pattern of shape[1:].
+  const int64_t row = n / shape[0];
+  std::vector<uint8_t> one(dlpv_pattern_nbytes(dtype, row));
+  dlpv_pattern_fill(dtype, row, one.data());
+  std::vector<uint8_t> out;
+  for (int64_t r = 0; r < shape[0]; ++r) out.insert(out.end(), one.begin(), one.end());
+  return out;
+}
+
+// ---- gathering -------------------------------------------------------------------------
+
+bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why) {
+  out.clear();
+  if (t.ndim < 0 || t.ndim > 1024) { why = fmt::format("ndim {} is implausible", t.ndim); return false; }
+  const int32_t nd = t.ndim;
+  std::vector<int64_t> shape(static_cast<size_t>(nd)), strides;
+  if (nd > 0 && !safe_read(t.shape, shape.data(), sizeof(int64_t) * static_cast<size_t>(nd))) {
+    why = "shape array is unreadable";
+    return false;
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) { why = fmt::format("negative extent {}", d); return false; }
+    if (__builtin_mul_overflow(n, d, &n)) { why = "element count overflows int64"; return false; }
+  }
+  if (t.strides && nd > 0) {
+    strides.resize(static_cast<size_t>(nd));
+    if (!safe_read(t.strides, strides.data(), sizeof(int64_t) * static_cast<size_t>(nd))) {
+      why = "strides array is unreadable";
+      return false;
+    }
+  } else {
+    strides = canonical_strides(DLPV_LAYOUT_CONTIGUOUS, shape);
+  }
+  if (n == 0) return true;
+  if (t.dtype.bits == 0) { why = "dtype bits is 0"; return false; }
+  const size_t es = element_bytes(t.dtype);
+  const char* base = static_cast<const char*>(t.data);
+  if (!base) { why = "data is NULL for a non-empty tensor"; return false; }
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(base), t.byte_offset,
+                             reinterpret_cast<uintptr_t*>(&base))) {
+    why = "data + byte_offset overflows the address space";
+    return false;
+  }
+  if (es == 0) {  // packed sub-byte: only a compact tensor has a defined addressing
+    if (strides != canonical_strides(DLPV_LAYOUT_CONTIGUOUS, shape)) {
+      why = "non-compact strides on a packed sub-byte dtype (addressing undefined, A15)";
+      return false;
+    }
+    out.resize(dlpv_pattern_nbytes(t.dtype, n));
+    if (!safe_read(base, out.data(), out.size())) { why = "data bytes are unreadable"; return false; }
+    return true;
+  }
+  // Span in elements, with overflow checks, before touching memory.
+  int64_t lo = 0, hi = 0;
+  for (int32_t i = 0; i < nd; ++i) {
+    int64_t reach;
+    if (__builtin_mul_overflow(shape[static_cast<size_t>(i)] - 1, strides[static_cast<size_t>(i)], &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
+      why = "strides address a span that overflows int64";
+      return false;
+    }
+  }
+  int64_t span_elems = hi - lo + 1, span_bytes = 0;
+  if (__builtin_mul_overflow(span_elems, static_cast<int64_t>(es), &span_bytes) ||
+      span_bytes > (int64_t{1} << 32)) {
+    why = fmt::format("strides address an implausible span ({} elements)", span_elems);
+    return false;
+  }
+  std::vector<char> window(static_cast<size_t>(span_bytes));
+  const char* first = base + lo * static_cast<int64_t>(es);
+  if (!safe_read(first, window.data(), window.size())) {
+    why = fmt::format("the {} bytes the strides address (from data{:+}) are not all readable",
+                      span_bytes, lo * static_cast<int64_t>(es));
+    return false;
+  }
+  out.resize(static_cast<size_t>(n) * es);
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = -lo;
+    for (int32_t i = 0; i < nd; ++i) off += idx[static_cast<size_t>(i)] * strides[static_cast<size_t>(i)];
+    std::memcpy(out.data() + static_cast<size_t>(k) * es, window.data() + off * static_cast<int64_t>(es), es);
+    for (int32_t i = nd; i-- > 0;) {
+      if (++idx[static_cast<size_t>(i)] < shape[static_cast<size_t>(i)]) break;
+      idx[static_cast<size_t>(i)] = 0;
+    }
+  }
+  return true;
+}
+
+namespace {
+std::string element_text(DLDataType t, const uint8_t* p) {
+  std::string hex = hex_bytes(p, element_bytes(t));
+  if (t.lanes != 1) return hex;
+  if (t.code == DLPV_CODE_FLOAT && t.bits == 32) { float f; std::memcpy(&f, p, 4); return fmt::format("{} ({})", f, hex); }
+  if (t.code == DLPV_CODE_FLOAT && t.bits == 64) { double f; std::memcpy(&f, p, 8); return fmt::format("{} ({})", f, hex); }
+  if ((t.code == DLPV_CODE_INT || t.code == DLPV_CODE_UINT || t.code == DLPV_CODE_BOOL) && t.bits <= 64 && t.bits % 8 == 0) {
+    uint64_t u = 0;
+    std::memcpy(&u, p, t.bits / 8);
+    if (t.code == DLPV_CODE_INT && t.bits < 64 && (u >> (t.bits - 1)) & 1) u |= ~uint64_t{0} << t.bits;
+    return t.code == DLPV_CODE_INT ? fmt::format("{} ({})", static_cast<int64_t>(u), hex)
+                                   : fmt::format("{} ({})", u, hex);
+  }
+  return hex;
+}
+}  // namespace
+
+std::string describe_mismatch(DLDataType dtype, const std::vector<uint8_t>& want,
+                              const std::vector<uint8_t>& got, size_t* first_index) {
+  if (want.size() != got.size())
+    return fmt::format("{} bytes expected, {} bytes read", want.size(), got.size());
+  const size_t es = element_bytes(dtype);
+  const size_t unit = es ? es : 1;
+  size_t shown = 0, bad = 0;
+  std::string text;
+  for (size_t i = 0; i + unit <= want.size(); i += unit) {
+    if (std::memcmp(want.data() + i, got.data() + i, unit) == 0) continue;
+    if (bad++ == 0 && first_index) *first_index = i / unit;
+    if (shown < 3) {
+      text += fmt::format("{}{} {}: expected {}, observed {}", shown ? "; " : "",
+                          es ? "element" : "byte", i / unit,
+                          es ? element_text(dtype, want.data() + i) : hex_bytes(want.data() + i, 1),
+                          es ? element_text(dtype, got.data() + i) : hex_bytes(got.data() + i, 1));
+      ++shown;
+    }
+  }
+  if (bad == 0) return {};
+  return fmt::format("{} of {} {} differ: {}", bad, want.size() / unit, es ? "elements" : "bytes", text);
+}
+
+// ---- the inspector ---------------------------------------------------------------------
+
+void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const InspectOptions& opt,
+                    std::vector<Finding>& out) {
+  auto add = [&](const char* req, Severity sev, bool ok, std::string msg, std::string exp = {},
+                 std::string obs = {}) {
+    out.push_back(Finding{req, sev, ok, std::move(msg), std::move(exp), std::move(obs)});
+    return ok;
+  };
+  const int32_t nd_want = static_cast<int32_t>(want.shape.size());
+  if (!add("LAYOUT-01", Severity::must, t.ndim >= 0 && t.ndim <= 1024,
+           "ndim is plausible (0..1024); an implausible value suggests the wrong struct kind",
+           "0 <= ndim <= 1024", std::to_string(t.ndim)))
+    return;
+  if (!add("LAYOUT-05", Severity::must, t.ndim == nd_want, "ndim equals the array's rank",
+           std::to_string(nd_want), std::to_string(t.ndim)))
+    return;
+
+  // shape
+  std::vector<int64_t> shape(static_cast<size_t>(t.ndim));
+  if (t.ndim > 0) {
+    if (!add("LAYOUT-05", Severity::must,
+             t.shape && safe_read(t.shape, shape.data(), shape.size() * sizeof(int64_t)),
+             "shape points to ndim readable entries", "readable int64[" + std::to_string(t.ndim) + "]",
+             t.shape ? "unreadable pointer" : "NULL"))
+      return;
+  }
+  if (!add("LAYOUT-05", Severity::must, shape == want.shape, "shape equals the array's shape",
+           shape_text(want.shape.data(), nd_want), shape_text(shape.data(), t.ndim)))
+    return;
+
+  // dtype
+  add("DTYPE-03", Severity::must, t.dtype.lanes >= 1, "lanes >= 1", ">= 1", std::to_string(t.dtype.lanes));
+  add("DTYPE-01", Severity::must, known_dtype(t.dtype, opt.version) || !opt.versioned,
+      "dtype code/bits are defined for the declared DLPack version",
+      fmt::format("a dtype of DLPack {}.{}", opt.version.major, opt.version.minor), dtype_name(t.dtype));
+  if (!add("DTYPE-02", Severity::must, dtype_equal(t.dtype, want.dtype),
+           "dtype is the DLPack encoding of the requested element type",
+           fmt::format("{} ({},{},{})", dtype_name(want.dtype), want.dtype.code, want.dtype.bits, want.dtype.lanes),
+           fmt::format("{} ({},{},{})", dtype_name(t.dtype), t.dtype.code, t.dtype.bits, t.dtype.lanes)))
+    return;
+
+  // device
+  const int32_t dt = static_cast<int32_t>(t.device.device_type);
+  add("DEV-02", Severity::must, known_device_type(dt), "device_type is a defined DLDeviceType",
+      "1-4 or 7-18", std::to_string(dt));
+  add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
+      t.device.device_id == want.device.device_id, "device is the array's device",
+      device_name(want.device), device_name(t.device));
+  if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost || dt == kDLCUDAManaged)
+    add("DEV-03", Severity::should, t.device.device_id == 0, "device_id is 0 for host-like memory",
+        "0", std::to_string(t.device.device_id));
+
+  // strides
+  const std::vector<int64_t> canon = canonical_strides(want.layout, want.shape);
+  const int64_t n = element_count(want.shape);
+  if (!t.strides && t.ndim > 0) {
+    const bool v12 = opt.versioned && opt.version.major == 1 && opt.version.minor >= 2;
+    if (v12) {
+      add("LAYOUT-02", Severity::must, false, "strides must be non-NULL when ndim > 0 (DLPack >= 1.2)",
+          "strides[ndim]", fmt::format("NULL (tensor declares {}.{})", opt.version.major, opt.version.minor));
+    } else {
+      add("LAYOUT-02", Severity::may, true,
+          "NULL strides (compact row-major) are allowed for legacy and <= 1.1 tensors");
+    }
+  } else if (t.ndim > 0) {
+    std::vector<int64_t> st(static_cast<size_t>(t.ndim));
+    if (!add("LAYOUT-04", Severity::must, safe_read(t.strides, st.data(), st.size() * sizeof(int64_t)),
+             "strides point to ndim readable entries", "readable", "unreadable pointer"))
+      return;
+    // Strides in bytes are the classic bug: every significant stride is itemsize x ours.
+    const int64_t es = static_cast<int64_t>(element_bytes(t.dtype));
+    bool bytes_like = es > 1 && n > 1, any_significant = false;
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (want.shape[i] <= 1 || canon[i] == 0) continue;
+      any_significant = true;
+      if (st[i] != canon[i] * es) bytes_like = false;
+    }
+    add("LAYOUT-04", Severity::must, !(bytes_like && any_significant),
+        "strides are counted in elements, not bytes", shape_text(canon.data(), t.ndim),
+        shape_text(st.data(), t.ndim));
+  }
+
+  // data (CPU-addressable memory only)
+  if (!opt.compare_data) return;
+  if (n == 0) {
+    add("LAYOUT-10", Severity::should, true, "zero-size tensor; no data to compare");
+    return;
+  }
+  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost) {
+    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_name(t.device) +
+        " is not host-addressable");
+    return;
+  }
+  std::vector<uint8_t> got;
+  std::string why;
+  if (!add("LAYOUT-07", Severity::must, gather_elements(t, got, why),
+           "data + byte_offset and strides address readable memory holding the elements",
+           "readable elements", why))
+    return;
+  const std::vector<uint8_t> expect = expected_bytes(want.dtype, want.shape, want.layout);
+  std::string diff = describe_mismatch(want.dtype, expect, got);
+  add("LAYOUT-07", Severity::must, diff.empty(),
+      "element (i0, ..., ik) read at data + byte_offset + sum(i*stride)*itemsize holds the "
+      "reference pattern", "the reference pattern", diff);
+}
+
+void record(CaseContext& ctx, const std::vector<Finding>& findings) {
+  for (const Finding& f : findings)
+    ctx.check_as(f.severity, f.ok, f.requirement, f.message, f.expected, f.observed);
+}
+
+}  // namespace dlpv

@@ -1,0 +1,144 @@
+// harness/src/made_tensor.cpp: tensors the validator builds to feed a consumer, with a
+// counting deleter that poisons the struct (so a consumer touching it after delete lands
+// on a guard page) and an optional guard page right after the version prefix (VER-03).
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/tensor.hpp>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace dlpv {
+
+void* guard_address() {
+  static void* page = [] {
+    void* p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }();
+  return page ? static_cast<char*>(page) + 64 : nullptr;
+}
+
+std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versioned) {
+  std::unique_ptr<MadeTensor> m(new MadeTensor());
+  m->spec_ = spec;
+  m->shape_ = spec.shape;
+  const size_t es = element_bytes(spec.dtype);
+  const int64_t n = element_count(spec.shape);
+  m->strides_ = canonical_strides(spec.layout, spec.shape);
+  m->expected_ = expected_bytes(spec.dtype, spec.shape, spec.layout);
+
+  // Physical buffer: [pad of extra_byte_offset bytes][span addressed by the strides].
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < spec.shape.size(); ++i) {
+    int64_t reach = (spec.shape[i] > 0 ? spec.shape[i] - 1 : 0) * m->strides_[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const size_t span = n > 0 ? (es ? static_cast<size_t>(hi - lo + 1) * es : m->expected_.size()) : 0;
+  m->buffer_.assign(spec.extra_byte_offset + span + 16, 0xA5);  // 0xA5: visible filler
+  uint8_t* elem0 = m->buffer_.data() + spec.extra_byte_offset + static_cast<size_t>(-lo) * (es ? es : 1);
+  if (n > 0) {
+    if (es == 0) {
+      std::memcpy(elem0, m->expected_.data(), m->expected_.size());
+    } else {
+      std::vector<int64_t> idx(spec.shape.size(), 0);
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t off = 0;
+        for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * m->strides_[i];
+        std::memcpy(elem0 + off * static_cast<int64_t>(es), m->expected_.data() + static_cast<size_t>(k) * es, es);
+        for (size_t i = idx.size(); i-- > 0;) {
+          if (++idx[i] < spec.shape[i]) break;
+          idx[i] = 0;
+        }
+      }
+    }
+  }
+
+  DLTensor t{};
+  if (spec.extra_byte_offset > 0) {
+    t.data = m->buffer_.data();
+    t.byte_offset = static_cast<uint64_t>(elem0 - m->buffer_.data());
+  } else {
+    t.data = elem0;
+    t.byte_offset = 0;
+  }
+  if (spec.null_data) t.data = nullptr;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(spec.shape.size());
+  t.dtype = spec.dtype;
+  t.shape = spec.null_shape ? nullptr : m->shape_.data();
+  t.strides = spec.null_strides ? nullptr : m->strides_.data();
+
+  if (versioned) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (spec.guard_after_prefix) {
+      // Two pages; the second is PROT_NONE and dl_tensor (offset 32) starts exactly there,
+      // so reading anything past the fixed prefix faults.
+      void* block = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (block == MAP_FAILED) return nullptr;
+      mprotect(static_cast<char*>(block) + page, page, PROT_NONE);
+      m->struct_block_ = block;
+      m->struct_block_size_ = 2 * page;
+      m->struct_mmapped_ = true;
+      m->versioned_ = reinterpret_cast<DLManagedTensorVersioned*>(
+          static_cast<char*>(block) + page - offsetof(DLManagedTensorVersioned, dl_tensor));
+    } else {
+      m->struct_block_ = std::calloc(1, sizeof(DLManagedTensorVersioned));
+      m->versioned_ = static_cast<DLManagedTensorVersioned*>(m->struct_block_);
+      m->versioned_->dl_tensor = t;
+    }
+    m->versioned_->version = spec.version;
+    m->versioned_->manager_ctx = m.get();
+    m->versioned_->flags = spec.flags;
+    m->versioned_->deleter = spec.deleter == DeleterKind::null ? nullptr : &MadeTensor::versioned_deleter;
+  } else {
+    m->struct_block_ = std::calloc(1, sizeof(DLManagedTensor));
+    m->legacy_ = static_cast<DLManagedTensor*>(m->struct_block_);
+    m->legacy_->dl_tensor = t;
+    m->legacy_->manager_ctx = m.get();
+    m->legacy_->deleter = spec.deleter == DeleterKind::null ? nullptr : &MadeTensor::legacy_deleter;
+  }
+  return m;
+}
+
+MadeTensor::~MadeTensor() {
+  if (struct_mmapped_) munmap(struct_block_, struct_block_size_);
+  else std::free(struct_block_);
+}
+
+void MadeTensor::poison() {
+  // After the deleter the struct is dead: point everything at a guard page and route a
+  // second deleter call to a function that only counts.
+  void* g = guard_address();
+  if (versioned_) {
+    versioned_->deleter = &MadeTensor::poisoned_versioned_deleter;
+    if (!spec_.guard_after_prefix) {
+      versioned_->dl_tensor.data = g;
+      versioned_->dl_tensor.shape = static_cast<int64_t*>(g);
+      versioned_->dl_tensor.strides = static_cast<int64_t*>(g);
+    }
+  } else {
+    legacy_->deleter = &MadeTensor::poisoned_legacy_deleter;
+    legacy_->dl_tensor.data = g;
+    legacy_->dl_tensor.shape = static_cast<int64_t*>(g);
+    legacy_->dl_tensor.strides = static_cast<int64_t*>(g);
+  }
+}
+
+void MadeTensor::versioned_deleter(DLManagedTensorVersioned* self) {
+  auto* m = static_cast<MadeTensor*>(self->manager_ctx);
+  if (m->deleter_calls_++ == 0) m->poison();
+}
+void MadeTensor::legacy_deleter(DLManagedTensor* self) {
+  auto* m = static_cast<MadeTensor*>(self->manager_ctx);
+  if (m->deleter_calls_++ == 0) m->poison();
+}
+void MadeTensor::poisoned_versioned_deleter(DLManagedTensorVersioned* self) {
+  static_cast<MadeTensor*>(self->manager_ctx)->deleter_calls_++;
+}
+void MadeTensor::poisoned_legacy_deleter(DLManagedTensor* self) {
+  static_cast<MadeTensor*>(self->manager_ctx)->deleter_calls_++;
+}
+
+}  // namespace dlpv

@@ -1,0 +1,66 @@
+// harness/src/protocol.cpp: (de)serialisation of worker messages.
+// SPDX-License-Identifier: Apache-2.0
+#include "protocol.hpp"
+
+namespace dlpv::protocol {
+
+using nlohmann::json;
+
+json outcome_to_json(const CaseOutcome& o) {
+  json checks = json::array();
+  for (const Check& c : o.checks)
+    checks.push_back({{"r", c.requirement}, {"s", to_string(c.status)}, {"m", c.message},
+                      {"e", c.expected}, {"o", c.observed}});
+  return {{"status", to_string(o.status)}, {"message", o.message}, {"expected", o.expected},
+          {"observed", o.observed},        {"phase", o.phase},     {"duration_s", o.duration_s},
+          {"checks", checks}};
+}
+
+CaseOutcome outcome_from_json(const json& j) {
+  CaseOutcome o;
+  if (!parse_status(j.value("status", "error"), o.status)) o.status = Status::error;
+  o.message = j.value("message", "");
+  o.expected = j.value("expected", "");
+  o.observed = j.value("observed", "");
+  o.phase = j.value("phase", "");
+  o.duration_s = j.value("duration_s", 0.0);
+  for (const json& c : j.value("checks", json::array())) {
+    Check k;
+    k.requirement = c.value("r", "");
+    if (!parse_status(c.value("s", "error"), k.status)) k.status = Status::error;
+    k.message = c.value("m", "");
+    k.expected = c.value("e", "");
+    k.observed = c.value("o", "");
+    o.checks.push_back(std::move(k));
+  }
+  return o;
+}
+
+json subject_to_json(const SubjectInfo& s) {
+  return {{"index", s.index},
+          {"kind", s.kind},
+          {"path", s.path},
+          {"name", s.name},
+          {"major", s.dlpack_version.major},
+          {"minor", s.dlpack_version.minor},
+          {"capabilities", s.capabilities},
+          {"notes", s.notes}};
+}
+
+SubjectInfo subject_from_json(const json& j) {
+  SubjectInfo s;
+  s.index = j.value("index", 0);
+  s.kind = j.value("kind", "");
+  s.path = j.value("path", "");
+  s.name = j.value("name", "");
+  s.dlpack_version = DLPackVersion{j.value("major", 0u), j.value("minor", 0u)};
+  s.capabilities = j.value("capabilities", std::vector<std::string>{});
+  s.notes = j.value("notes", std::vector<std::string>{});
+  return s;
+}
+
+std::string to_line(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace dlpv::protocol

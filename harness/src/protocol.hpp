@@ -1,0 +1,23 @@
+// harness/src/protocol.hpp: supervisor <-> worker messages. One JSON object per line:
+// commands on the worker's fd 3 (`run SUBJECT CASE_ID`, `quit`), events on its fd 4
+// (hello, load_error, phase, result). Never stdout/stderr: the library owns those.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/subject.hpp>
+#include <nlohmann/json.hpp>
+
+namespace dlpv::protocol {
+
+constexpr int kCommandFd = 3;
+constexpr int kEventFd = 4;
+
+nlohmann::json outcome_to_json(const CaseOutcome& o);
+CaseOutcome outcome_from_json(const nlohmann::json& j);
+nlohmann::json subject_to_json(const SubjectInfo& s);
+SubjectInfo subject_from_json(const nlohmann::json& j);
+/// Serialise to one line; invalid UTF-8 from the library is replaced, never thrown on.
+std::string to_line(const nlohmann::json& j);
+
+}  // namespace dlpv::protocol

@@ -1,0 +1,60 @@
+// harness/src/run_case.cpp: one case, in the current process. Never lets an exception
+// escape: library misbehaviour becomes a check, harness trouble becomes `error`.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/runner.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace dlpv {
+
+namespace {
+// Why a case cannot run on this subject, or empty.
+std::string missing_need(const CaseInfo& info, const SubjectInfo& s) {
+  for (const std::string& need : info.needs) {
+    if (s.has(need)) continue;
+    const bool versioned = need == "export_versioned" || need == "import_versioned";
+    if (versioned && s.legacy_only())
+      return fmt::format("subject declares DLPack {} (legacy-only): it has no {} entry point, "
+                         "which DLPack 1.0 introduced",
+                         s.version_text(), need);
+    return fmt::format("subject does not implement {} (its plugin table leaves it NULL)", need);
+  }
+  return {};
+}
+}  // namespace
+
+CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
+                                const CaseContext::PhaseHook& hook) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CaseContext ctx(info, subject, hook);
+  std::string skipped, harness;
+  bool was_skipped = false, had_error = false;
+  const std::string need = missing_need(info, subject.info());
+  if (!need.empty()) {
+    skipped = need;
+    was_skipped = true;
+  } else {
+    try {
+      info.body(ctx);
+    } catch (const CaseSkipped& s) {
+      skipped = s.reason;
+      was_skipped = true;
+    } catch (const CaseStopped&) {
+    } catch (const CaseHarnessError& e) {
+      harness = e.message;
+      had_error = true;
+    } catch (const std::exception& e) {
+      harness = fmt::format("exception escaped the case body: {}", e.what());
+      had_error = true;
+    } catch (...) {
+      harness = "unknown exception escaped the case body (thrown by the library?)";
+      had_error = true;
+    }
+  }
+  CaseOutcome out = ctx.finish(was_skipped ? &skipped : nullptr, had_error ? &harness : nullptr);
+  out.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace dlpv

@@ -1,0 +1,153 @@
+// harness/src/run_record.cpp: RunResult -> canonical JSON (docs/run-record.md).
+// SPDX-License-Identifier: Apache-2.0
+#include <dlfcn.h>
+#include <dlpack_validate/run_record.hpp>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <set>
+
+namespace dlpv {
+
+using nlohmann::ordered_json;
+
+ordered_json probe_cuda() {
+  // Presence only: the supervisor does not initialise CUDA (workers would, per case).
+  void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    return {{"found", false}, {"detail", e ? e : "libcuda.so.1 not found"}};
+  }
+  dlclose(h);
+  return {{"found", true}, {"detail", "libcuda.so.1 loadable"}};
+}
+
+namespace {
+ordered_json environment(bool deterministic) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  ordered_json env;
+  env["os"] = u.sysname;
+  env["kernel"] = deterministic ? ordered_json() : ordered_json(u.release);
+  env["machine"] = u.machine;
+#if defined(__clang__)
+  env["compiler"] = std::string("Clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  env["compiler"] = std::string("GCC ") + __VERSION__;
+#else
+  env["compiler"] = "unknown";
+#endif
+  env["hostname"] = deterministic ? ordered_json() : ordered_json(host);
+  env["cuda"] = deterministic ? ordered_json{{"found", false}, {"detail", "not probed (deterministic mode)"}}
+                              : probe_cuda();
+  return env;
+}
+}  // namespace
+
+ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
+  ordered_json rec;
+  rec["schema"] = "dlpack-validate/run";
+  rec["schema_version"] = 1;
+  rec["complete"] = true;
+  rec["deterministic"] = opt.deterministic;
+  rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}};
+  rec["command_line"] = opt.command_line;
+  rec["started_at"] = opt.deterministic ? ordered_json() : ordered_json(run.started_at);
+  rec["duration_s"] = opt.deterministic ? 0.0 : run.duration_s;
+  rec["environment"] = environment(opt.deterministic);
+  rec["options"] = {{"filters", opt.filters.empty() ? std::vector<std::string>{"*"} : opt.filters},
+                    {"timeout_s", opt.timeout_s},
+                    {"isolate", to_string(opt.isolation)},
+                    {"strict", opt.strict},
+                    {"baseline", nullptr}};
+  if (opt.isolation == Isolation::none)
+    rec["options"]["warning"] =
+        "--isolate=none: cases ran inside the validator process; a crash in the library "
+        "would have ended the whole run";
+
+  ordered_json subjects = ordered_json::array();
+  for (const SubjectInfo& s : run.subjects) {
+    subjects.push_back({{"index", s.index},
+                        {"kind", s.kind},
+                        {"path", s.path},
+                        {"name", s.name},
+                        {"dlpack_version", s.version_text()},
+                        {"legacy_only", s.legacy_only()},
+                        {"capabilities", s.capabilities},
+                        {"notes", s.notes}});
+  }
+  rec["subjects"] = subjects;
+
+  std::set<std::string> used;
+  for (const CaseResult& r : run.results)
+    for (const std::string& id : r.info->requirements) used.insert(id);
+  ordered_json reqs = ordered_json::object();
+  for (const std::string& id : used) {
+    const Requirement* q = find_requirement(id);
+    reqs[id] = {{"area", area_of(id)},
+                {"binding", q ? q->binding : ""},
+                {"level", q ? q->level : ""},
+                {"summary", q ? q->summary : "(not in the checklist)"}};
+  }
+  rec["requirements"] = reqs;
+
+  ordered_json results = ordered_json::array();
+  for (const CaseResult& r : run.results) {
+    const CaseOutcome& o = r.outcome;
+    ordered_json checks = ordered_json::array();
+    for (const Check& c : o.checks)
+      checks.push_back({{"requirement", c.requirement}, {"status", to_string(c.status)},
+                        {"message", c.message}, {"expected", c.expected}, {"observed", c.observed}});
+    ordered_json params = ordered_json::object();
+    for (const auto& [k, v] : r.info->params) params[k] = v;
+    results.push_back({{"id", r.info->id},
+                       {"subject", r.subject},
+                       {"title", r.info->title},
+                       {"area", r.info->requirements.empty() ? "protocol" : area_of(r.info->requirements.front())},
+                       {"role", to_string(r.info->role)},
+                       {"requirements", r.info->requirements},
+                       {"severity", to_string(r.info->severity)},
+                       {"params", params},
+                       {"status", to_string(o.status)},
+                       {"message", o.message},
+                       {"expected", o.expected},
+                       {"observed", o.observed},
+                       {"checks", checks},
+                       {"phase", o.phase},
+                       {"signal", o.signal.empty() ? ordered_json() : ordered_json(o.signal)},
+                       {"duration_s", opt.deterministic ? 0.0 : o.duration_s},
+                       {"output_tail", o.output_tail},
+                       {"baseline", nullptr}});
+  }
+  rec["results"] = results;
+  rec["summary"] = ordered_json::object();
+  rec["baseline_report"] = nullptr;
+  finalize_summary(rec);
+  return rec;
+}
+
+void finalize_summary(ordered_json& rec) {
+  const bool strict = rec["options"].value("strict", false);
+  ordered_json counts = ordered_json::object();
+  for (const char* s : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})
+    counts[s] = 0;
+  size_t unexpected = 0;
+  for (const auto& r : rec["results"]) {
+    const std::string s = r.value("status", "error");
+    counts[s] = counts.value(s, 0) + 1;
+    if (s == "fail" || s == "crash" || s == "timeout" || s == "error" ||
+        (strict && (s == "warn" || s == "xpass")))
+      ++unexpected;
+  }
+  if (strict && rec["baseline_report"].is_object())
+    unexpected += rec["baseline_report"].value("stale", ordered_json::array()).size();
+  rec["summary"] = {{"total", rec["results"].size()},
+                    {"counts", counts},
+                    {"unexpected", unexpected},
+                    {"verdict", unexpected ? "fail" : "pass"},
+                    {"exit_code", unexpected ? 1 : 0}};
+}
+
+}  // namespace dlpv

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# scripts/build.sh: set up (scripts/setup.sh) and build into ./build.
+# The Python interpreter is chosen deliberately: $DLPV_PYTHON if set, else /usr/bin/python3
+# (Debian's, where python3-numpy and python3-torch live) - never whatever python3 is on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+PY="${DLPV_PYTHON:-/usr/bin/python3}"
+BUILD="${DLPV_BUILD_DIR:-build}"
+cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD" -j "$(nproc)"

@@ -54,6 +54,11 @@ const char* to_string(Role r) {
   return "producer";
 }
 
+bool applies_to(const CaseInfo& info, const std::string& subject_kind) {
+  if (info.kinds.empty()) return true;
+  return std::find(info.kinds.begin(), info.kinds.end(), subject_kind) != info.kinds.end();
+}
+
 // ---- CaseContext -----------------------------------------------------------------------
 
 CaseContext::CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook)

@@ -66,7 +66,8 @@ class Worker {
 
   ~Worker() { kill_and_reap(); }
 
-  bool spawn(const std::string& exe, const std::vector<std::string>& subjects, std::string& err) {
+  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
+             std::string& err) {
     int ctl[2], evt[2], out[2], errp[2];
     if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
         pipe2(errp, O_CLOEXEC)) {
@@ -92,12 +93,13 @@ class Worker {
     sigemptyset(&none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setsigmask(&attr, &none);
-    std::vector<std::string> args = {exe, "--internal-worker"};
+    std::vector<std::string> args = command;
+    args.push_back("--internal-worker");
     args.insert(args.end(), subjects.begin(), subjects.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, exe.c_str(), &fa, &attr, argv.data(), environ);
+    int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close(ctl[0]);
@@ -246,7 +248,7 @@ class Supervisor {
   bool start(CaseOutcome& out) {
     worker_ = std::make_unique<Worker>();
     std::string err;
-    if (!worker_->spawn(opt_.self_exe, opt_.subject_paths, err)) throw std::runtime_error(err);
+    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, err)) throw std::runtime_error(err);
     ++run_.workers_started;
     nlohmann::json ev;
     auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
@@ -343,19 +345,17 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
   RunResult run;
   run.started_at = iso_now();
   const auto t0 = Clock::now();
-  const size_t total = cases.size() * options.subject_paths.size();
-  size_t done = 0;
 
   if (options.isolation == Isolation::none) {
     std::vector<std::unique_ptr<Subject>> subjects;
     for (size_t i = 0; i < options.subject_paths.size(); ++i) {
-      subjects.push_back(load_plugin_subject(options.subject_paths[i], static_cast<int>(i)));
+      subjects.push_back(options.loader(options.subject_paths[i], static_cast<int>(i)));
       run.subjects.push_back(subjects.back()->info());
     }
     for (size_t s = 0; s < subjects.size(); ++s) {
       for (const CaseInfo* c : cases) {
+        if (!applies_to(*c, subjects[s]->info().kind)) continue;
         run.results.push_back({c, static_cast<int>(s), run_case_in_process(*c, *subjects[s], {})});
-        if (options.progress) options.progress(++done, total);
       }
     }
   } else {
@@ -365,9 +365,9 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     const bool loaded = sup.start(load_failure);
     for (size_t s = 0; s < options.subject_paths.size(); ++s) {
       for (const CaseInfo* c : cases) {
+        if (loaded && !applies_to(*c, run.subjects[s].kind)) continue;
         CaseOutcome out = loaded ? sup.run_one(*c, static_cast<int>(s)) : load_failure;
         run.results.push_back({c, static_cast<int>(s), std::move(out)});
-        if (options.progress) options.progress(++done, total);
       }
     }
     sup.finish();

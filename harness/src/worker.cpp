@@ -31,7 +31,7 @@ void write_event(const nlohmann::json& j) {
 }
 }  // namespace
 
-int worker_main(int argc, char** argv) {
+int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader) {
   // Die with the supervisor; never leave core files on CI disks.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   rlimit no_core{0, 0};
@@ -40,11 +40,11 @@ int worker_main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<Subject>> subjects;
   nlohmann::json infos = nlohmann::json::array();
-  for (int i = 2; i < argc; ++i) {
+  for (size_t i = 0; i < specs.size(); ++i) {
     try {
-      subjects.push_back(load_plugin_subject(argv[i], i - 2));
+      subjects.push_back(loader(specs[i], static_cast<int>(i)));
     } catch (const SubjectLoadError& e) {
-      write_event({{"event", "load_error"}, {"subject", i - 2}, {"message", e.message}});
+      write_event({{"event", "load_error"}, {"subject", i}, {"message", e.message}});
       return 0;
     }
     infos.push_back(protocol::subject_to_json(subjects.back()->info()));

@@ -14,7 +14,8 @@ RunResult run_on(const char* plugin, const std::vector<std::string>& filters, Is
   o.filters = filters;
   o.isolation = iso;
   o.timeout_s = timeout;
-  o.self_exe = DLPV_VALIDATOR_EXE;
+  o.worker_command = {DLPV_VALIDATOR_EXE};
+  o.loader = load_plugin_subject;
   return run_cases(o, select_cases(filters));
 }
 }  // namespace
@@ -68,6 +69,7 @@ TEST_CASE("per-case isolation starts one worker per case") {
 TEST_CASE("a missing entry point is a load error") {
   RunOptions o;
   o.subject_paths = {"/lib/x86_64-linux-gnu/libm.so.6"};
-  o.self_exe = DLPV_VALIDATOR_EXE;
+  o.worker_command = {DLPV_VALIDATOR_EXE};
+  o.loader = load_plugin_subject;
   CHECK_THROWS_AS(run_cases(o, select_cases({"consumer.roundtrip.*"})), SubjectLoadError);
 }

@@ -58,8 +58,13 @@ struct CaseInfo {
   Role role = Role::producer;
   std::map<std::string, std::string> params;  ///< dtype, layout, version, device ...
   std::vector<std::string> needs;         ///< subject capabilities; missing -> skip
+  std::vector<std::string> kinds;         ///< subject kinds it applies to; empty = all
   CaseBody body;
 };
+
+/// Whether a case applies to a subject kind ("plugin", "python"); a case that does not
+/// apply is not run at all (unlike a skip, which is a result).
+bool applies_to(const CaseInfo& info, const std::string& subject_kind);
 
 /// Thrown by CaseContext::skip / stop; caught by the runner, never by cases.
 struct CaseSkipped { std::string reason; };

@@ -20,9 +20,11 @@ struct RunOptions {
   std::vector<std::string> filters;  ///< globs over case ids; empty = all
   double timeout_s = 10.0;
   Isolation isolation = Isolation::worker;
-  std::string self_exe;              ///< executable started as worker (--internal-worker)
-  /// Called after each finished case (progress output); may be empty.
-  std::function<void(size_t done, size_t total)> progress;
+  /// Command that starts a worker; "--internal-worker" and the subject specs are appended
+  /// (the CLI: {/proc/self/exe}; the Python shim: {python, -m, validator}).
+  std::vector<std::string> worker_command;
+  /// Loads a subject (in workers, and in-process with Isolation::none).
+  SubjectLoader loader;
 };
 
 struct CaseResult {
@@ -51,8 +53,8 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
 CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
                                 const CaseContext::PhaseHook& hook);
 
-/// Entry point of a worker process: `SELF --internal-worker SUBJECT...`; reads commands on
-/// fd 3 and writes events on fd 4.
-int worker_main(int argc, char** argv);
+/// Entry point of a worker process: `WORKER_COMMAND --internal-worker SUBJECT...`; `specs`
+/// are the subjects after that flag. Reads commands on fd 3 and writes events on fd 4.
+int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader);
 
 }  // namespace dlpv

@@ -5,6 +5,7 @@
 
 #include <dlpack_validate/plugin.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ class Subject {
   /// File whose image must contain static objects of the library (exchange-API table).
   virtual std::string image_path() const = 0;
 };
+
+/// Makes a subject from what the user named (a .so path, a Python package name ...).
+/// Throws SubjectLoadError. Runs in worker processes only (and with --isolate=none).
+using SubjectLoader = std::function<std::unique_ptr<Subject>(const std::string& spec, int index)>;
 
 /// Thrown when a subject cannot be loaded; `bad_input` errors become exit code 2.
 struct SubjectLoadError {

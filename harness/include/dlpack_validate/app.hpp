@@ -1,0 +1,48 @@
+// harness/include/dlpack_validate/app.hpp: one validation run from parsed options to exit
+// code, shared by the dlpack-validate CLI and `python -m validator` so both behave alike.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/runner.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+/// Bad input from the user: one line on stderr, exit code 2.
+struct BadInput {
+  std::string message;
+};
+
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+struct AppConfig {
+  std::vector<std::string> subjects;   ///< LIB.so paths or Python package names
+  std::vector<std::string> filters;
+  std::string json_path;
+  double timeout_s = 10.0;
+  std::string isolate = "worker";      ///< worker | case | none
+  bool strict = false;
+  bool deterministic = false;
+  bool quiet = false;
+  bool list = false;
+  std::vector<std::string> command_line;
+  std::vector<std::string> worker_command;
+  SubjectLoader loader;
+  /// Cheap check of a subject spec in the supervisor (nothing loaded): "" or the reason.
+  std::function<std::string(const std::string&)> preflight;
+  /// Subject kind the run is for ("plugin", "python"): decides which cases --list shows.
+  std::string kind = "plugin";
+};
+
+/// Runs (or lists) and returns the exit code; throws BadInput for bad input.
+int run_app(const AppConfig& config);
+
+/// run_app with the error channels mapped to exit codes and one-line messages (prefix
+/// "dlpack-validate: error: ..." / "... internal error: ...").
+int run_app_guarded(const AppConfig& config, const char* program);
+
+}  // namespace dlpv

@@ -49,6 +49,10 @@ void flags_defined(CaseContext& ctx) {
   ctx.check((e.v->flags & ~defined) == 0, "FLAG-01",
             fmt::format("flags use only bits defined for DLPack {}.{}", v.major, v.minor),
             fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", e.v->flags));
+  const bool sub_byte = e.v->dl_tensor.dtype.bits < 8;
+  ctx.check_as(Severity::must, sub_byte || (e.v->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0,
+               "FLAG-07", "IS_SUBBYTE_TYPE_PADDED is only set on sub-byte dtypes", "bit 2 clear for float32",
+               fmt::format("flags = {:#x}", e.v->flags));
   ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0, "FLAG-06",
             "IS_COPIED is clear for a plain zero-copy export", "bit 1 clear",
             fmt::format("flags = {:#x}", e.v->flags));
@@ -61,6 +65,34 @@ void flags_read_only(CaseContext& ctx) {
   ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
             "a read-only source array is exported with READ_ONLY set", "bit 0 set",
             fmt::format("flags = {:#x}", e.v->flags));
+}
+
+void flags_is_copied(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_COPY);
+  Exported e = export_or_skip(ctx, true, r, "FLAG-05");
+  ctx.phase("inspect");
+  ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05",
+            "an export made as a copy (copy=True) sets IS_COPIED", "bit 1 set",
+            fmt::format("flags = {:#x}", e.v->flags));
+}
+
+// max_version at, below-minor and above the producer's own version: always a versioned
+// tensor of major 1, never a refusal (VER-07).
+void max_version(CaseContext& ctx) {
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  const std::string& mv = ctx.param("max_version");
+  r.req.max_version = mv == "1.0" ? DLPackVersion{1, 0} : mv == "1.99" ? DLPackVersion{1, 99} : DLPackVersion{2, 0};
+  DLManagedTensorVersioned* out = nullptr;
+  ctx.phase("export");
+  int rc = ctx.subject().export_versioned(r.req, &out);
+  Exported e;
+  e.v = out;
+  if (!ctx.check(rc == DLPV_OK && out, "VER-07",
+                 fmt::format("a consumer max_version of {} gets a versioned tensor, not a refusal", mv),
+                 "DLPV_OK", fmt::format("return {}: {}", rc, ctx.subject().last_error())))
+    return;
+  ctx.check(out->version.major == 1, "VER-07", "the tensor carries the producer's own major (1)", "1.x",
+            fmt::format("{}.{}", out->version.major, out->version.minor));
 }
 
 }  // namespace
@@ -88,7 +120,21 @@ DLPV_CASE_UNIT(producer_version) {
       {"LAYOUT-02"}, Severity::must, cases::strides_non_null);
   add("producer.flags.defined_bits.versioned",
       "flags carry only bits defined for the declared version, IS_COPIED clear on zero-copy",
-      {"FLAG-01", "FLAG-06"}, Severity::should, cases::flags_defined);
+      {"FLAG-01", "FLAG-06", "FLAG-07"}, Severity::should, cases::flags_defined);
+  add("producer.flags.is_copied.versioned", "a copy=True export sets IS_COPIED", {"FLAG-05"},
+      Severity::must, cases::flags_is_copied);
+  for (const char* mv : {"1.0", "1.99", "2.0"}) {
+    CaseInfo c;
+    c.id = std::string("producer.version.max_version_") + (mv[2] == '9' ? "1_99" : mv[0] == '2' ? "2_0" : "1_0");
+    c.title = std::string("max_version ") + mv + " yields a versioned tensor of major 1";
+    c.requirements = {"VER-07"};
+    c.severity = Severity::should;
+    c.role = Role::producer;
+    c.params = {{"dtype", "float32"}, {"version", "versioned"}, {"max_version", mv}};
+    c.needs = {"export_versioned"};
+    c.body = cases::max_version;
+    reg.add(std::move(c));
+  }
   add("producer.flags.read_only.versioned", "a read-only source is exported with READ_ONLY",
       {"FLAG-02"}, Severity::should, cases::flags_read_only);
 }

@@ -258,14 +258,34 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
 
   // dtype
   add("DTYPE-03", Severity::must, t.dtype.lanes >= 1, "lanes >= 1", ">= 1", std::to_string(t.dtype.lanes));
-  add("DTYPE-01", Severity::must, known_dtype(t.dtype, opt.version) || !opt.versioned,
-      "dtype code/bits are defined for the declared DLPack version",
-      fmt::format("a dtype of DLPack {}.{}", opt.version.major, opt.version.minor), dtype_name(t.dtype));
-  if (!add("DTYPE-02", Severity::must, dtype_equal(t.dtype, want.dtype),
-           "dtype is the DLPack encoding of the requested element type",
-           fmt::format("{} ({},{},{})", dtype_name(want.dtype), want.dtype.code, want.dtype.bits, want.dtype.lanes),
-           fmt::format("{} ({},{},{})", dtype_name(t.dtype), t.dtype.code, t.dtype.bits, t.dtype.lanes)))
+  add("DTYPE-01", Severity::must, t.dtype.code <= DLPV_CODE_LAST,
+      "dtype.code is a DLDataTypeCode defined by DLPack (0-17 up to 1.3)", "0..17",
+      std::to_string(t.dtype.code));
+  if (opt.versioned && opt.version.major == 1) {
+    // Codes 7-17 arrived with 1.1: a tensor using them must not declare 1.0 (VER-02).
+    const bool needs_1_1 = t.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && t.dtype.code <= DLPV_CODE_LAST;
+    add("VER-02", Severity::should, !needs_1_1 || opt.version.minor >= 1,
+        "the declared minor version covers the dtype codes used (codes 7-17 need >= 1.1)",
+        ">= 1.1", fmt::format("{}.{} with {}", opt.version.major, opt.version.minor, dtype_name(t.dtype)));
+  }
+  // The requirement a wrong dtype breaks depends on the family asked for.
+  const char* dtype_req = "DTYPE-02";
+  if (want.dtype.code == DLPV_CODE_BOOL) dtype_req = "DTYPE-11";
+  else if (want.dtype.code == DLPV_CODE_COMPLEX) dtype_req = "DTYPE-10";
+  else if (want.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && want.dtype.code <= DLPV_CODE_FLOAT8_E8M0FNU) dtype_req = "DTYPE-13";
+  else if (want.dtype.code >= DLPV_CODE_FLOAT6_E2M3FN) dtype_req = "DTYPE-05";
+  const bool legacy_bool = want.dtype.code == DLPV_CODE_BOOL && t.dtype.code == DLPV_CODE_UINT &&
+                           t.dtype.bits == 8 && t.dtype.lanes == 1 && !opt.versioned &&
+                           opt.version.major == 0;
+  if (legacy_bool) {
+    // Before DLPack 0.8 there was no bool code; a 0.x producer using uint8 is a fact, not a bug.
+    add(dtype_req, Severity::may, true, "bool exported as (1,8,1) by a pre-0.8 producer (no kDLBool yet)");
+  } else if (!add(dtype_req, Severity::must, dtype_equal(t.dtype, want.dtype),
+                  "dtype is the DLPack encoding of the requested element type",
+                  fmt::format("{} ({},{},{})", dtype_name(want.dtype), want.dtype.code, want.dtype.bits, want.dtype.lanes),
+                  fmt::format("{} ({},{},{})", dtype_name(t.dtype), t.dtype.code, t.dtype.bits, t.dtype.lanes))) {
     return;
+  }
 
   // device
   const int32_t dt = static_cast<int32_t>(t.device.device_type);
@@ -311,7 +331,8 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
   // data (CPU-addressable memory only)
   if (!opt.compare_data) return;
   if (n == 0) {
-    add("LAYOUT-10", Severity::should, true, "zero-size tensor; no data to compare");
+    add("LAYOUT-10", Severity::should, t.data == nullptr,
+        "a zero-size tensor should have data == NULL", "NULL", fmt::format("{}", t.data));
     return;
   }
   if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost) {

@@ -15,16 +15,21 @@ def main():
     args = ap.parse_args()
     listing = subprocess.run([args.validator, "--list"], capture_output=True, text=True, check=True)
     ids = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
-    rules = []
+    mutants = []  # per mutant, its ordered (glob, status) rules: the first match wins
     for line in open(args.expectations):
         if not line.strip():
             continue
         name, expect = line.strip().split("|", 1)
-        for item in expect.split(","):
-            glob, status = item.split("=", 1)
-            if status not in ("pass", "skip"):
-                rules.append((name, glob))
-    unproven = [cid for cid in ids if not any(fnmatch.fnmatchcase(cid, g) for _, g in rules)]
+        mutants.append((name, [tuple(item.split("=", 1)) for item in expect.split(",")]))
+
+    def caught(cid):
+        for _, rules in mutants:
+            first = next((s for g, s in rules if fnmatch.fnmatchcase(cid, g)), None)
+            if first not in (None, "pass", "skip"):
+                return True
+        return False
+
+    unproven = [cid for cid in ids if not caught(cid)]
     for cid in unproven:
         print("UNPROVEN: no mutant fails", cid)
     print(f"{len(ids) - len(unproven)} passed, {len(unproven)} failed")

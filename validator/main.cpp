@@ -37,6 +37,17 @@ int run_cli(int argc, char** argv) {
   app.add_option("--filter", cfg.filters, "run only cases whose id matches GLOB (repeatable)")
       ->type_name("GLOB");
   app.add_option("--json", cfg.json_path, "write the canonical JSON run record to PATH")->type_name("PATH");
+  app.add_option("--html", cfg.html_path, "write a self-contained HTML report to PATH")->type_name("PATH");
+  app.add_option("--junit", cfg.junit_path, "write JUnit XML to PATH")->type_name("PATH");
+  app.add_option("--summary-md", cfg.summary_md_path,
+                 "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)")
+      ->type_name("PATH");
+  app.add_option("--baseline", cfg.baseline_path,
+                 "expected results (JSON): matching failures become xfail, passes xpass")
+      ->type_name("PATH");
+  app.add_option("--write-baseline", cfg.write_baseline_path,
+                 "write a baseline that accepts this run's unexpected results to PATH")
+      ->type_name("PATH");
   app.add_option("--timeout", cfg.timeout_s, "per-case time limit in seconds (default 10)")
       ->check(CLI::PositiveNumber)->type_name("S");
   app.add_option("--isolate", cfg.isolate, "worker (reused worker process, default), case (one "
@@ -47,6 +58,11 @@ int run_cli(int argc, char** argv) {
                "omit timestamps, durations and host names from the record (golden files)");
   app.add_flag("-q,--quiet", cfg.quiet, "print only the verdict line");
   app.set_version_flag("--version", std::string("dlpack-validate ") + dlpv::kToolVersion);
+  std::string record_path;
+  CLI::App* report = app.add_subcommand(
+      "report", "re-render reports from a saved run record: report RUN.json --html out.html ...");
+  report->add_option("record", record_path, "a run record written by --json")->required();
+  report->fallthrough();  // --html/--junit/--summary-md/--baseline/--strict belong to the main app
 
   try {
     app.parse(argc, argv);
@@ -66,6 +82,14 @@ int run_cli(int argc, char** argv) {
     throw std::runtime_error(fmt::format("{} case files registered, {} built",
                                          dlpv::Registry::instance().unit_count(), DLPV_CASE_UNITS));
   cfg.command_line.assign(argv, argv + argc);
+  if (*report) {
+    try {
+      return dlpv::run_report(cfg, record_path);
+    } catch (const dlpv::BadInput& e) {
+      std::fprintf(stderr, "dlpack-validate: error: %s\n", e.message.c_str());
+      return dlpv::kExitBadInput;
+    }
+  }
   cfg.worker_command = {self_exe()};
   cfg.loader = dlpv::load_plugin_subject;
   cfg.preflight = dlpv::preflight_shared_object;

@@ -1,6 +1,7 @@
 // harness/src/app.cpp: select -> check inputs -> run -> record -> write -> summarise.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <dlpack_validate/text_summary.hpp>
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 namespace dlpv {
 
@@ -37,6 +39,50 @@ void check_writable(const std::string& path) {
   if (!f) throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
   std::fclose(f);
   std::remove(tmp.c_str());
+}
+
+std::vector<std::string> output_paths(const AppConfig& cfg) {
+  std::vector<std::string> out;
+  for (const std::string* p : {&cfg.json_path, &cfg.html_path, &cfg.junit_path,
+                               &cfg.summary_md_path, &cfg.write_baseline_path})
+    if (!p->empty()) out.push_back(*p);
+  return out;
+}
+
+reports::Baseline load_baseline_or_bad_input(const std::string& path) {
+  try {
+    return reports::load_baseline(path);
+  } catch (const reports::BadInput& e) {
+    throw BadInput{e.what()};
+  }
+}
+
+/// Judge (baseline) and write every requested artefact, then print the summary.
+int finish(nlohmann::ordered_json& record, const AppConfig& cfg) {
+  if (!cfg.baseline_path.empty())
+    reports::apply_baseline(record, load_baseline_or_bad_input(cfg.baseline_path), cfg.baseline_path);
+  reports::finalize_summary(record);
+  auto render = [&](const std::string& path, auto writer) {
+    if (path.empty()) return;
+    std::ostringstream text;
+    writer(text);
+    write_file_atomic(path, text.str());
+  };
+  render(cfg.json_path, [&](std::ostream& o) {
+    o << record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  });
+  render(cfg.html_path, [&](std::ostream& o) { reports::write_html(record, o); });
+  render(cfg.junit_path, [&](std::ostream& o) { reports::write_junit(record, o); });
+  render(cfg.summary_md_path, [&](std::ostream& o) { reports::write_markdown(record, o); });
+  render(cfg.write_baseline_path, [&](std::ostream& o) {
+    o << reports::make_baseline(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  });
+  reports::append_step_summary(record);
+  const std::string text = text_summary(record);
+  if (cfg.quiet) std::fputs(text.substr(text.rfind("\nverdict:") + 1).c_str(), stdout);
+  else std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  return record["summary"].value("exit_code", 1);
 }
 
 Isolation parse_isolation(const std::string& s) {
@@ -71,7 +117,8 @@ int run_app(const AppConfig& cfg) {
       std::string why = cfg.preflight(s);
       if (!why.empty()) throw BadInput{why};
     }
-  if (!cfg.json_path.empty()) check_writable(cfg.json_path);
+  for (const std::string& p : output_paths(cfg)) check_writable(p);
+  if (!cfg.baseline_path.empty()) load_baseline_or_bad_input(cfg.baseline_path);  // fail early
 
   RunOptions opt;
   opt.subject_paths = cfg.subjects;
@@ -95,14 +142,19 @@ int run_app(const AppConfig& cfg) {
   ro.strict = cfg.strict;
   ro.deterministic = cfg.deterministic;
   nlohmann::ordered_json record = make_run_record(run, ro);
-  if (!cfg.json_path.empty())
-    write_file_atomic(cfg.json_path,
-                      record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  const std::string text = text_summary(record);
-  if (cfg.quiet) std::fputs(text.substr(text.rfind("\nverdict:") + 1).c_str(), stdout);
-  else std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
-  return record["summary"].value("exit_code", 1);
+  return finish(record, cfg);
+}
+
+int run_report(const AppConfig& cfg, const std::string& record_path) {
+  nlohmann::ordered_json record;
+  try {
+    record = reports::load_run(record_path);
+  } catch (const reports::BadInput& e) {
+    throw BadInput{e.what()};
+  }
+  for (const std::string& p : output_paths(cfg)) check_writable(p);
+  if (cfg.strict) record["options"]["strict"] = true;
+  return finish(record, cfg);
 }
 
 int run_app_guarded(const AppConfig& cfg, const char* program) {

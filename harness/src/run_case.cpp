@@ -13,6 +13,7 @@ namespace {
 std::string missing_need(const CaseInfo& info, const SubjectInfo& s) {
   for (const std::string& need : info.needs) {
     if (s.has(need)) continue;
+    if (auto why = s.absent.find(need); why != s.absent.end()) return why->second;
     const bool versioned = need == "export_versioned" || need == "import_versioned";
     if (versioned && s.legacy_only())
       return fmt::format("subject declares DLPack {} (legacy-only): it has no {} entry point, "

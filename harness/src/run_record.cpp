@@ -1,6 +1,7 @@
 // harness/src/run_record.cpp: RunResult -> canonical JSON (docs/run-record.md).
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
+#include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -124,30 +125,8 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   rec["results"] = results;
   rec["summary"] = ordered_json::object();
   rec["baseline_report"] = nullptr;
-  finalize_summary(rec);
+  reports::finalize_summary(rec);
   return rec;
-}
-
-void finalize_summary(ordered_json& rec) {
-  const bool strict = rec["options"].value("strict", false);
-  ordered_json counts = ordered_json::object();
-  for (const char* s : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})
-    counts[s] = 0;
-  size_t unexpected = 0;
-  for (const auto& r : rec["results"]) {
-    const std::string s = r.value("status", "error");
-    counts[s] = counts.value(s, 0) + 1;
-    if (s == "fail" || s == "crash" || s == "timeout" || s == "error" ||
-        (strict && (s == "warn" || s == "xpass")))
-      ++unexpected;
-  }
-  if (strict && rec["baseline_report"].is_object())
-    unexpected += rec["baseline_report"].value("stale", ordered_json::array()).size();
-  rec["summary"] = {{"total", rec["results"].size()},
-                    {"counts", counts},
-                    {"unexpected", unexpected},
-                    {"verdict", unexpected ? "fail" : "pass"},
-                    {"exit_code", unexpected ? 1 : 0}};
 }
 
 }  // namespace dlpv

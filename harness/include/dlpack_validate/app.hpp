@@ -23,6 +23,11 @@ struct AppConfig {
   std::vector<std::string> subjects;   ///< LIB.so paths or Python package names
   std::vector<std::string> filters;
   std::string json_path;
+  std::string html_path;
+  std::string junit_path;
+  std::string summary_md_path;
+  std::string baseline_path;        ///< expected results (xfail/xpass, stale entries)
+  std::string write_baseline_path;  ///< write a baseline accepting this run's failures
   double timeout_s = 10.0;
   std::string isolate = "worker";      ///< worker | case | none
   bool strict = false;
@@ -40,6 +45,10 @@ struct AppConfig {
 
 /// Runs (or lists) and returns the exit code; throws BadInput for bad input.
 int run_app(const AppConfig& config);
+
+/// `report RUN.json`: re-render reports from a saved record (optionally judged against a
+/// baseline). Returns the record's exit code; throws BadInput.
+int run_report(const AppConfig& config, const std::string& record_path);
 
 /// run_app with the error channels mapped to exit codes and one-line messages (prefix
 /// "dlpack-validate: error: ..." / "... internal error: ...").

@@ -24,10 +24,6 @@ struct RecordOptions {
 
 nlohmann::ordered_json make_run_record(const RunResult& run, const RecordOptions& opt);
 
-/// Recompute `summary` (counts, unexpected, verdict, exit_code) from the results, the
-/// strict option and the baseline report.
-void finalize_summary(nlohmann::ordered_json& record);
-
 /// The CUDA driver as seen from here: {"found": bool, "detail": text}.
 nlohmann::ordered_json probe_cuda();
 

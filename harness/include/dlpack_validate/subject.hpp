@@ -6,6 +6,7 @@
 #include <dlpack_validate/plugin.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct SubjectInfo {
   DLPackVersion dlpack_version{0, 0};
   std::vector<std::string> capabilities;
   std::vector<std::string> notes;
+  /// Why a capability is absent, in words a skip can quote (optional; worker side only).
+  std::map<std::string, std::string> absent;
 
   bool legacy_only() const { return dlpack_version.major < 1; }
   bool has(const std::string& capability) const;

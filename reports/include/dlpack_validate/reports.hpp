@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// dlpack_validate/reports.hpp: renderers and baseline logic over a finished run record.
+//
+// Every report is a pure function of the canonical run record described in
+// docs/run-record.md (schema "dlpack-validate/run", schema_version 1). Nothing here runs a
+// case, loads a subject or reads the clock: given the same record, every writer produces the
+// same bytes, which is what lets tests/reports/golden pin the output and lets
+// `dlpack-validate report --from run.json` re-render any format later.
+//
+// Typical CLI flow:
+//
+//     auto run = ...;                                   // produced by the harness
+//     if (baseline_path) {
+//       auto b = dlpv::reports::load_baseline(*baseline_path);   // BadInput -> exit 2
+//       dlpv::reports::apply_baseline(run, b, *baseline_path);
+//     }
+//     dlpv::reports::finalize_summary(run);             // counts, verdict, exit_code
+//     dlpv::reports::write_junit(run, junit_stream);
+//     dlpv::reports::write_html(run, html_stream);
+//     dlpv::reports::append_step_summary(run);          // no-op outside GitHub Actions
+//     return run["summary"]["exit_code"].get<int>();
+//
+// The writers tolerate missing or null fields (a partial record from an interrupted run
+// still renders); they never throw on content, only on stream failures if the caller enabled
+// stream exceptions.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlpv::reports {
+
+/// Bad input supplied by the user (unreadable or malformed baseline or run record).
+/// The message is one line, suitable for printing as-is before exiting with status 2,
+/// e.g. "baseline 'known.json': not valid JSON at line 3".
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------------------
+// Run records
+// ---------------------------------------------------------------------------------------
+
+/// Reads a saved run record. Throws BadInput when the file cannot be read, is not JSON, is
+/// not an object with schema "dlpack-validate/run", has a schema_version other than 1, or
+/// lacks the `subjects`/`results` arrays.
+nlohmann::ordered_json load_run(const std::string& path);
+
+/// Recomputes run["summary"] from run["results"], run["options"]["strict"] and
+/// run["baseline_report"]:
+///   total, counts (all nine statuses, always present, in the canonical order),
+///   unexpected  = fail + crash + timeout + error
+///                 (+ warn + xpass + number of stale baseline entries when strict),
+///   verdict     = "pass" when unexpected == 0, else "fail",
+///   exit_code   = 0 or 1 accordingly.
+/// A result whose status is not one of the nine is counted as "error": a record that cannot
+/// say what happened must not pass.
+void finalize_summary(nlohmann::ordered_json& run);
+
+// ---------------------------------------------------------------------------------------
+// Writers
+// ---------------------------------------------------------------------------------------
+
+/// One self-contained HTML file: no network fetches, every table rendered here (readable
+/// with scripts and styles blocked), an inline script that only adds filtering and sorting
+/// to the results table, and the whole record embedded in
+/// <script type="application/json" id="run-record">. Stable element ids: "verdict",
+/// "subjects", "requirement-matrix", "support-matrix", "pair-matrix" (only when pair results
+/// exist), "unexpected", "results", "run-record".
+void write_html(const nlohmann::ordered_json& run, std::ostream& out);
+
+/// JUnit XML in the subset GitLab, Jenkins and the common GitHub actions accept: one
+/// <testsuite> per subject, one <testcase> per result (counts are cases, not checks),
+/// classname "dlpack-validate.<subject>.<area>", name = case id, times with 3 decimals.
+/// Status mapping: fail -> <failure type=first requirement id>; warn -> passes with a
+/// <system-out> note (strict: <failure type="warn">); skip -> <skipped type="skip">;
+/// xfail -> <skipped type="xfail">; xpass -> passes (strict: <failure type="xpass">);
+/// crash/timeout/error -> <error type="crash"|"timeout"|"harness-error">. Text that is not
+/// valid XML 1.0 (control bytes, invalid UTF-8) is replaced by visible "\xNN" escapes.
+void write_junit(const nlohmann::ordered_json& run, std::ostream& out);
+
+/// GitHub-flavoured Markdown for a CI step summary: the verdict line first, a counts table,
+/// the unexpected results table, then folded <details> blocks (warnings, skips, expected
+/// failures, everything else). The output never exceeds budget_bytes; what does not fit is
+/// announced as "… and N more, see the HTML/JSON report".
+void write_markdown(const nlohmann::ordered_json& run, std::ostream& out,
+                    std::size_t budget_bytes = 256 * 1024);
+
+/// Appends write_markdown's output to the file named by $GITHUB_STEP_SUMMARY. Returns true
+/// when something was written; false when the variable is unset or empty or the file cannot
+/// be written. Never throws: a CI summary must not change the outcome of a run.
+bool append_step_summary(const nlohmann::ordered_json& run) noexcept;
+
+// ---------------------------------------------------------------------------------------
+// Baselines (expected failures)
+// ---------------------------------------------------------------------------------------
+
+/// One entry of a baseline file:
+///   {"case": "deleter.*", "expect": "fail", "reason": "...", "issue": "https://...",
+///    "when": {"subject": "numpy*", "dlpack_version": "1.*"}}
+/// `case` and the `when` values are fnmatch-style globs (`*`, `?`, `[...]`, `\` escapes);
+/// an absent `when` key matches everything.
+struct BaselineEntry {
+  std::string case_glob;
+  std::string expect;       ///< fail | warn | crash | timeout | error | skip
+  std::string reason;       ///< required, non-empty
+  std::string issue;        ///< optional URL ("" when absent)
+  bool has_subject = false;
+  std::string subject_glob;
+  bool has_dlpack_version = false;
+  std::string dlpack_version_glob;
+  nlohmann::ordered_json raw;  ///< the entry as written, for stale-entry reports
+};
+
+/// A parsed baseline file. Entries are tried in file order; the first match wins.
+struct Baseline {
+  std::vector<BaselineEntry> entries;
+  std::string sha256;  ///< lowercase hex digest of the file's bytes
+};
+
+/// Reads and validates a baseline file. Throws BadInput (one line, naming the file) when the
+/// file cannot be read, is not JSON (with the line number), or an entry is malformed
+/// (missing case/reason, unknown expect value, unknown key: typos must not silently widen
+/// or narrow what is waived).
+Baseline load_baseline(const std::string& path);
+
+/// Applies a baseline to a record. For each result, the first entry whose globs match:
+///   observed status == expect  -> status "xfail" (expect "skip": stays "skip");
+///   observed status == pass    -> status "xpass";
+///   anything else              -> status unchanged (still unexpected).
+/// The matched entry goes into result["baseline"] ({case, expect, reason, issue}).
+/// Fills run["baseline_report"] = {path, sha256, stale: [entries matching no result],
+/// xpass: [case ids]}, sets run["options"]["baseline"] = path, and calls finalize_summary.
+/// Idempotent: results already marked xfail/xpass by an earlier baseline are restored to
+/// their observed status first, so a saved record can be re-judged against a new baseline.
+void apply_baseline(nlohmann::ordered_json& run, const Baseline& baseline,
+                    const std::string& path);
+
+/// Builds a baseline (the JSON to write for --write-baseline) that expects every current
+/// fail/warn/crash/timeout/error result (reason "recorded by --write-baseline") and keeps
+/// the entries behind current xfail results, each scoped to its exact case id and subject.
+nlohmann::ordered_json make_baseline(const nlohmann::ordered_json& run);
+
+}  // namespace dlpv::reports

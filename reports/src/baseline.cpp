@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// baseline.cpp: expected-failure files (DESIGN §6): parse, match, report stale entries and
+// unexpected passes, and write a fresh baseline from a run.
+//
+// Matching is deliberately exact on status: an entry expecting "fail" does not waive a
+// crash, because a library that starts crashing where it used to return wrong data has
+// regressed, and the gate should say so.
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "dlpack_validate/reports.hpp"
+#include "glob.hpp"
+#include "io.hpp"
+#include "sha256.hpp"
+
+namespace dlpv::reports {
+
+using detail::json;
+
+namespace {
+
+constexpr std::string_view k_expectable[] = {"fail", "warn", "crash", "timeout", "error", "skip"};
+constexpr const char* k_written_reason = "recorded by --write-baseline";
+
+[[noreturn]] void bad_entry(const std::string& path, std::size_t n, const std::string& why) {
+  throw BadInput(fmt::format(FMT_STRING("baseline '{}': entry {}: {}"), path, n, why));
+}
+
+std::string required_string(const json& e, const char* key, const std::string& path,
+                            std::size_t n) {
+  auto it = e.find(key);
+  if (it == e.end() || !it->is_string() || it->get<std::string>().empty()) {
+    bad_entry(path, n, fmt::format(FMT_STRING("\"{}\" must be a non-empty string"), key));
+  }
+  return it->get<std::string>();
+}
+
+BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n) {
+  if (!e.is_object()) bad_entry(path, n, "not an object");
+  for (const auto& item : e.items()) {
+    const std::string& k = item.key();
+    if (k != "case" && k != "expect" && k != "reason" && k != "issue" && k != "when" &&
+        k != "comment") {
+      bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"{}\""), k));
+    }
+  }
+  BaselineEntry b;
+  b.case_glob = required_string(e, "case", path, n);
+  b.expect = required_string(e, "expect", path, n);
+  bool known = false;
+  for (auto s : k_expectable) known |= b.expect == s;
+  if (!known) {
+    bad_entry(path, n, fmt::format(FMT_STRING("\"expect\" is \"{}\", not one of fail, warn, "
+                                              "crash, timeout, error, skip"),
+                                   b.expect));
+  }
+  b.reason = required_string(e, "reason", path, n);
+  if (e.contains("issue") && !e["issue"].is_null()) b.issue = required_string(e, "issue", path, n);
+  if (e.contains("when")) {
+    const json& w = e["when"];
+    if (!w.is_object()) bad_entry(path, n, "\"when\" must be an object");
+    for (const auto& item : w.items()) {
+      const std::string& k = item.key();
+      if (k != "subject" && k != "dlpack_version") {
+        bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"when.{}\""), k));
+      }
+      if (!item.value().is_string()) {
+        bad_entry(path, n, fmt::format(FMT_STRING("\"when.{}\" must be a string"), k));
+      }
+    }
+    if (w.contains("subject")) b.has_subject = true, b.subject_glob = w["subject"].get<std::string>();
+    if (w.contains("dlpack_version")) {
+      b.has_dlpack_version = true, b.dlpack_version_glob = w["dlpack_version"].get<std::string>();
+    }
+  }
+  b.raw = e;
+  return b;
+}
+
+// Subject names a result can be scoped by: its own subject, and for pair cases both ends.
+std::vector<const json*> subjects_for(const json& run, const json& r) {
+  std::vector<const json*> out;
+  const json& own = detail::subject_of(run, r);
+  if (!own.is_null()) out.push_back(&own);
+  if (detail::text(r, "role") == "pair" && r.contains("params")) {
+    for (const char* end : {"producer", "consumer"}) {
+      json probe = json::object();
+      probe["subject"] = detail::text(r["params"], end);
+      const json& s = detail::subject_of(run, probe);
+      if (!s.is_null()) out.push_back(&s);
+    }
+  }
+  return out;
+}
+
+bool entry_matches(const BaselineEntry& e, const json& run, const json& r) {
+  if (!detail::glob_match(e.case_glob, detail::text(r, "id"))) return false;
+  if (!e.has_subject && !e.has_dlpack_version) return true;
+  for (const json* s : subjects_for(run, r)) {
+    std::string name = detail::text(*s, "name");
+    if (name.empty()) name = detail::text(*s, "path");
+    bool ok = !e.has_subject || detail::glob_match(e.subject_glob, name);
+    ok = ok && (!e.has_dlpack_version ||
+                detail::glob_match(e.dlpack_version_glob, detail::text(*s, "dlpack_version")));
+    if (ok) return true;
+  }
+  return false;
+}
+
+json entry_record(const BaselineEntry& e) {
+  json j = json::object();
+  j["case"] = e.case_glob;
+  j["expect"] = e.expect;
+  j["reason"] = e.reason;
+  j["issue"] = e.issue.empty() ? json() : json(e.issue);
+  return j;
+}
+
+// Undo an earlier apply_baseline so the observed status is judged afresh.
+void restore_observed(json& r) {
+  if (!r.contains("baseline") || !r["baseline"].is_object()) return;
+  std::string st = detail::text(r, "status");
+  if (st == "xfail") {
+    std::string expect = detail::text(r["baseline"], "expect");
+    if (!expect.empty()) r["status"] = expect;
+  } else if (st == "xpass") {
+    r["status"] = "pass";
+  }
+  r["baseline"] = nullptr;
+}
+
+}  // namespace
+
+Baseline load_baseline(const std::string& path) {
+  const std::string what = "baseline";
+  std::string bytes = detail::read_bytes(what, path);
+  json doc = detail::parse_json(what, path, bytes);
+  if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array()) {
+    throw BadInput(fmt::format(
+        FMT_STRING("baseline '{}': expected an object with an \"entries\" array"), path));
+  }
+  for (const auto& item : doc.items()) {
+    const std::string& k = item.key();
+    if (k != "entries" && k != "schema" && k != "schema_version" && k != "comment") {
+      throw BadInput(fmt::format(FMT_STRING("baseline '{}': unknown key \"{}\""), path, k));
+    }
+  }
+  if (doc.contains("schema") && doc["schema"] != "dlpack-validate/baseline") {
+    throw BadInput(fmt::format(
+        FMT_STRING("baseline '{}': schema is not \"dlpack-validate/baseline\""), path));
+  }
+  Baseline b;
+  b.sha256 = detail::sha256_hex(bytes);
+  std::size_t n = 0;
+  for (const auto& e : doc["entries"]) b.entries.push_back(parse_entry(e, path, ++n));
+  return b;
+}
+
+void apply_baseline(json& run, const Baseline& baseline, const std::string& path) {
+  std::vector<bool> used(baseline.entries.size(), false);
+  json xpass = json::array();
+  std::set<std::string> xpass_seen;
+  if (run.contains("results") && run["results"].is_array()) {
+    for (auto& r : run["results"]) {
+      if (!r.is_object()) continue;
+      restore_observed(r);
+      for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
+        const BaselineEntry& e = baseline.entries[i];
+        if (!entry_matches(e, run, r)) continue;
+        used[i] = true;
+        r["baseline"] = entry_record(e);
+        std::string st = detail::status_of(r);
+        if (st == e.expect && st != "skip") {
+          r["status"] = "xfail";
+        } else if (st == "pass") {
+          r["status"] = "xpass";
+          std::string id = detail::text(r, "id");
+          if (xpass_seen.insert(id).second) xpass.push_back(id);
+        }
+        break;
+      }
+    }
+  }
+  json stale = json::array();
+  for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
+    if (!used[i]) stale.push_back(baseline.entries[i].raw);
+  }
+  json report = json::object();
+  report["path"] = path;
+  report["sha256"] = baseline.sha256;
+  report["stale"] = std::move(stale);
+  report["xpass"] = std::move(xpass);
+  run["baseline_report"] = std::move(report);
+  if (!run.contains("options") || !run["options"].is_object()) run["options"] = json::object();
+  run["options"]["baseline"] = path;
+  finalize_summary(run);
+}
+
+json make_baseline(const json& run) {
+  json entries = json::array();
+  std::set<std::pair<std::string, std::string>> seen;  // (case, subject)
+  if (run.contains("results") && run["results"].is_array()) {
+    for (const auto& r : run["results"]) {
+      std::string st = detail::status_of(r);
+      const json& old = detail::member(r, "baseline");
+      std::string expect;
+      if (st == "xfail" && old.is_object()) {
+        expect = detail::text(old, "expect");
+      } else if (st == "skip" && old.is_object()) {
+        expect = "skip";
+      } else if (st == "fail" || st == "warn" || st == "crash" || st == "timeout" ||
+                 st == "error") {
+        expect = st;
+      }
+      if (expect.empty()) continue;
+      std::string id = detail::text(r, "id");
+      std::string subject = detail::subject_name(run, r);
+      // A case id can repeat within one subject (pair cases against several consumers);
+      // the first result decides, as the first matching entry would.
+      if (!seen.insert({id, subject}).second) continue;
+      json e = json::object();
+      e["case"] = detail::glob_escape(id);
+      e["expect"] = expect;
+      std::string reason = old.is_object() ? detail::text(old, "reason") : "";
+      e["reason"] = reason.empty() ? std::string(k_written_reason) : reason;
+      if (old.is_object() && !detail::text(old, "issue").empty()) e["issue"] = old["issue"];
+      e["when"] = json::object({{"subject", detail::glob_escape(subject)}});
+      entries.push_back(std::move(e));
+    }
+  }
+  json doc = json::object();
+  doc["schema"] = "dlpack-validate/baseline";
+  doc["schema_version"] = 1;
+  doc["entries"] = std::move(entries);
+  return doc;
+}
+
+}  // namespace dlpv::reports

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// common.cpp: tolerant record accessors and shared vocabularies for the writers.
+#include "common.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dlpack_validate/reports.hpp"
+
+namespace dlpv::reports::detail {
+
+bool is_known_status(std::string_view s) {
+  return std::find(k_statuses.begin(), k_statuses.end(), s) != k_statuses.end();
+}
+
+std::string status_of(const json& result) {
+  std::string s = text(result, "status");
+  return is_known_status(s) ? s : "error";
+}
+
+bool is_unexpected(std::string_view s, bool strict) {
+  if (s == "fail" || s == "crash" || s == "timeout" || s == "error") return true;
+  return strict && (s == "warn" || s == "xpass");
+}
+
+int severity_rank(std::string_view s) {
+  // skip < pass < xfail < xpass < warn < fail < error < timeout < crash
+  static constexpr std::array<std::string_view, 9> order = {
+      "skip", "pass", "xfail", "xpass", "warn", "fail", "error", "timeout", "crash"};
+  auto it = std::find(order.begin(), order.end(), s);
+  return it == order.end() ? 6 : static_cast<int>(it - order.begin());
+}
+
+std::string area_label(std::string_view area) {
+  if (area == "exchange_api") return "exchange API";
+  if (area == "version_flags") return "version/flags";
+  if (area.empty()) return "other";
+  return std::string(area);
+}
+
+std::size_t area_index(std::string_view area) {
+  auto it = std::find(k_areas.begin(), k_areas.end(), area);
+  return static_cast<std::size_t>(it - k_areas.begin());
+}
+
+std::string area_of_requirement(std::string_view id) {
+  std::string_view prefix = id.substr(0, id.find('-'));
+  if (prefix == "CAP") return "capsule";
+  if (prefix == "XAPI") return "exchange_api";
+  if (prefix == "DEL") return "deleter";
+  if (prefix == "VER" || prefix == "FLAG") return "version_flags";
+  if (prefix == "STRM") return "stream";
+  if (prefix == "DTYPE") return "dtype";
+  if (prefix == "LAYOUT") return "layout";
+  if (prefix == "DEV") return "device";
+  if (prefix == "KW" || prefix == "ERR" || prefix == "SEM") return "protocol";
+  return {};
+}
+
+std::string text_of(const json& v) {
+  if (v.is_null()) return {};
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string text(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it == j.end() ? std::string() : text_of(*it);
+}
+
+bool flag(const json& j, const char* key) {
+  if (!j.is_object()) return false;
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+const json& member(const json& j, const char* key) {
+  static const json null_value;
+  if (!j.is_object()) return null_value;
+  auto it = j.find(key);
+  return it != j.end() ? *it : null_value;
+}
+
+const json& array_at(const json& j, const char* key) {
+  static const json empty = json::array();
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
+}
+
+namespace {
+const json& null_json() {
+  static const json n;
+  return n;
+}
+long long index_of(const json& result) {
+  auto it = result.find("subject");
+  if (it == result.end()) return -1;
+  if (it->is_number_integer()) return it->get<long long>();
+  if (it->is_string()) {
+    try {
+      return std::stoll(it->get<std::string>());
+    } catch (...) {
+      return -1;
+    }
+  }
+  return -1;
+}
+}  // namespace
+
+long long subject_index(const json& run, const json& result) {
+  if (!result.is_object() || !run.contains("subjects") || !run["subjects"].is_array()) return -1;
+  long long i = index_of(result);
+  return i >= 0 && static_cast<std::size_t>(i) < run["subjects"].size() ? i : -1;
+}
+
+const json& subject_of(const json& run, const json& result) {
+  if (!result.is_object() || !run.contains("subjects") || !run["subjects"].is_array())
+    return null_json();
+  long long i = index_of(result);
+  const json& subjects = run["subjects"];
+  if (i < 0 || static_cast<std::size_t>(i) >= subjects.size()) return null_json();
+  return subjects[static_cast<std::size_t>(i)];
+}
+
+std::string subject_name(const json& run, long long index) {
+  if (run.contains("subjects") && run["subjects"].is_array() && index >= 0 &&
+      static_cast<std::size_t>(index) < run["subjects"].size()) {
+    const json& s = run["subjects"][static_cast<std::size_t>(index)];
+    std::string name = text(s, "name");
+    if (!name.empty()) return name;
+    std::string path = text(s, "path");
+    if (!path.empty()) return path;
+  }
+  return fmt::format(FMT_STRING("subject {}"), index);
+}
+
+std::string subject_name(const json& run, const json& result) {
+  return subject_name(run, result.is_object() ? index_of(result) : -1);
+}
+
+std::string subject_label(const json& run, const json& result) {
+  const json& p = member(result, "params");
+  if (text(result, "role") != "pair" || text(p, "producer").empty() || text(p, "consumer").empty()) {
+    return subject_name(run, result);
+  }
+  auto idx = [&](const char* k) {
+    json probe = json::object();
+    probe["subject"] = text(p, k);
+    return index_of(probe);
+  };
+  return subject_name(run, idx("producer")) + " \xE2\x86\x92 " + subject_name(run, idx("consumer"));
+}
+
+std::string legacy_note(const json& subject) {
+  if (!flag(subject, "legacy_only")) return {};
+  bool exv = false, exl = false, imv = false, iml = false;
+  if (subject.contains("capabilities") && subject["capabilities"].is_array()) {
+    for (const auto& c : subject["capabilities"]) {
+      std::string s = text_of(c);
+      exv |= s == "export_versioned";
+      exl |= s == "export_legacy";
+      imv |= s == "import_versioned";
+      iml |= s == "import_legacy";
+    }
+  }
+  std::vector<std::string> parts;
+  if (exl && !exv) parts.push_back("legacy-only DLPack producer (no versioned export)");
+  if (iml && !imv) parts.push_back("legacy-only DLPack consumer (no versioned import)");
+  if (parts.empty()) return "legacy-only DLPack (pre-1.0 ABI, no versioned tensors)";
+  return parts.size() == 1 ? parts[0] : parts[0] + "; " + parts[1];
+}
+
+std::vector<std::string> requirements_of(const json& result) {
+  std::vector<std::string> ids;
+  if (result.is_object() && result.contains("requirements") &&
+      result["requirements"].is_array()) {
+    for (const auto& r : result["requirements"]) ids.push_back(text_of(r));
+  }
+  return ids;
+}
+
+std::string requirement_summary(const json& run, const std::string& id) {
+  if (!run.contains("requirements") || !run["requirements"].is_object()) return {};
+  const json& reqs = run["requirements"];
+  auto it = reqs.find(id);
+  return it == reqs.end() ? std::string() : text(*it, "summary");
+}
+
+std::string shell_join(const json& argv) {
+  if (!argv.is_array()) return text_of(argv);
+  std::string out;
+  for (const auto& a : argv) {
+    std::string w = text_of(a);
+    bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    });
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += w;
+    } else {
+      out += '\'';
+      for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+std::string seconds3(const json& v) {
+  double d = v.is_number() ? v.get<double>() : 0.0;
+  if (!std::isfinite(d) || d < 0) d = 0;
+  return fmt::format(FMT_STRING("{:.3f}"), d);
+}
+
+std::string utf8_prefix(const std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t n = max_bytes;
+  // Step back over continuation bytes so a multi-byte sequence is not split.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+std::string bounded_tail(const std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t start = s.size() - max_bytes;
+  while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) ++start;
+  return fmt::format(FMT_STRING("[... {} earlier bytes omitted ...]\n"), start) + s.substr(start);
+}
+
+std::string one_line(const std::string& s, std::size_t max_bytes) {
+  std::size_t nl = s.find_first_of("\r\n");
+  std::string first = s.substr(0, nl);
+  bool cut = nl != std::string::npos && s.find_first_not_of("\r\n \t", nl) != std::string::npos;
+  if (first.size() > max_bytes) {
+    first = utf8_prefix(first, max_bytes);
+    cut = true;
+  }
+  return cut ? first + "…" : first;
+}
+
+const json& with_summary(const json& run, json& storage) {
+  if (member(run, "summary").is_object()) return run;
+  storage = run.is_object() ? run : json::object();
+  finalize_summary(storage);
+  return storage;
+}
+
+bool is_strict(const json& run) {
+  return run.contains("options") && flag(run["options"], "strict");
+}
+
+std::string reason_line(const json& run, const json& r) {
+  std::string st = status_of(r);
+  std::string msg = text(r, "message");
+  const json& b = member(r, "baseline");
+  if (st == "crash") {
+    std::string sig = text(r, "signal");
+    std::string s = sig.empty() ? "crashed" : "crashed with " + sig;
+    if (!text(r, "phase").empty()) s += " in phase " + text(r, "phase");
+    return msg.empty() ? s : s + ": " + msg;
+  }
+  if (st == "timeout") {
+    std::string limit = run.contains("options") ? text(run["options"], "timeout_s") : "";
+    std::string s = limit.empty() ? "timed out" : "no result within " + limit + " s";
+    if (!text(r, "phase").empty()) s += " (phase " + text(r, "phase") + ")";
+    return msg.empty() ? s : s + ": " + msg;
+  }
+  if (st == "xfail") {
+    std::string s = "expected failure";
+    if (!text(b, "reason").empty()) s += ": " + text(b, "reason");
+    if (!text(b, "issue").empty()) s += " (" + text(b, "issue") + ")";
+    return s;
+  }
+  if (st == "xpass") {
+    std::string s = "passed, but the baseline expects " +
+                    (text(b, "expect").empty() ? std::string("a failure") : text(b, "expect"));
+    if (!text(b, "reason").empty()) s += " (" + text(b, "reason") + ")";
+    return s;
+  }
+  if (!msg.empty()) return msg;
+  std::string e = text(r, "expected"), o = text(r, "observed");
+  if (!e.empty() || !o.empty()) return "expected " + e + ", observed " + o;
+  return st == "pass" ? std::string() : text(r, "title");
+}
+
+}  // namespace dlpv::reports::detail

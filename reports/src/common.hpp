@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// common.hpp: small accessors and vocabularies shared by the report writers.
+//
+// Writers must render partial or hand-edited records without throwing, so every field is
+// read through these tolerant helpers (missing or null -> empty) instead of .at()/get<>().
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlpv::reports::detail {
+
+using json = nlohmann::ordered_json;
+
+/// The nine statuses in the canonical (summary) order.
+inline constexpr std::array<std::string_view, 9> k_statuses = {
+    "pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"};
+
+/// Report areas in the order reports group them (docs/run-record.md).
+inline constexpr std::array<std::string_view, 9> k_areas = {
+    "capsule", "exchange_api", "deleter", "version_flags", "stream",
+    "dtype",   "layout",       "device",  "protocol"};
+
+bool is_known_status(std::string_view s);
+
+/// Status of a result, normalised: an unknown or missing status reads as "error".
+std::string status_of(const json& result);
+
+/// Unexpected statuses gate the run: fail/crash/timeout/error, plus warn/xpass when strict.
+bool is_unexpected(std::string_view status, bool strict);
+
+/// Rank for "worst status wins" aggregation in matrices (higher is worse). A cell holding a
+/// pass and a skip reads "pass": the skip only says one variant was not attempted.
+int severity_rank(std::string_view status);
+
+/// Human label for an area key ("version_flags" -> "version/flags").
+std::string area_label(std::string_view area);
+
+/// Position of an area in k_areas, or k_areas.size() for unknown areas (sorted last).
+std::size_t area_index(std::string_view area);
+
+/// Area of a requirement id from its prefix (CAP -> capsule, ...), "" when unknown.
+std::string area_of_requirement(std::string_view requirement_id);
+
+/// String value of j[key]: "" when absent or null, the string itself, or the compact dump
+/// of any other value (numbers, booleans).
+std::string text(const json& j, const char* key);
+
+/// Same as text() for a value that is already selected.
+std::string text_of(const json& v);
+
+bool flag(const json& j, const char* key);
+
+/// j[key] when j is an object holding key, else a shared null value.
+const json& member(const json& j, const char* key);
+
+/// j[key] when it is an array, else a shared empty array (const operator[] on a missing key
+/// is undefined behaviour in nlohmann::json, so writers never use it on record input).
+const json& array_at(const json& j, const char* key);
+
+/// Index of the result's subject in run["subjects"], -1 when absent or out of range.
+long long subject_index(const json& run, const json& result);
+
+/// Subject record for a result's "subject" index (null json when out of range).
+const json& subject_of(const json& run, const json& result);
+
+/// Display name of subject #index: its "name", else its "path", else "subject N".
+std::string subject_name(const json& run, long long index);
+std::string subject_name(const json& run, const json& result);
+
+/// Who a result is about, for tables: the subject name, or "producer → consumer" for pair
+/// cases (their "subject" field alone names only one end).
+std::string subject_label(const json& run, const json& result);
+
+/// Legacy-only wording derived from the subject's capabilities, "" when not legacy_only.
+std::string legacy_note(const json& subject);
+
+/// Requirement ids of a result, in order.
+std::vector<std::string> requirements_of(const json& result);
+
+/// run["requirements"][id]["summary"], "" when absent.
+std::string requirement_summary(const json& run, const std::string& id);
+
+/// Command line joined for display, with single quotes around words that need them.
+std::string shell_join(const json& argv);
+
+/// Seconds with exactly three decimals; null, negative or non-finite values read as 0.
+std::string seconds3(const json& v);
+
+/// At most max_bytes from the end of s (cut on a UTF-8 boundary), prefixed with a note
+/// saying how much was dropped. Library output can be large; reports stay bounded.
+std::string bounded_tail(const std::string& s, std::size_t max_bytes);
+
+/// First line of s, at most max_bytes (on a UTF-8 boundary), "…" appended when cut.
+std::string one_line(const std::string& s, std::size_t max_bytes);
+
+/// Truncates s to at most max_bytes without splitting a UTF-8 sequence.
+std::string utf8_prefix(const std::string& s, std::size_t max_bytes);
+
+/// "crash: SIGSEGV (11) in phase read" style reason for the non-pass statuses.
+std::string reason_line(const json& run, const json& result);
+
+/// The record itself when it has a summary object; otherwise a finalised copy kept in
+/// `storage`, so a writer handed an unfinalised record still prints a truthful verdict.
+const json& with_summary(const json& run, json& storage);
+
+/// Whether the run is strict (options.strict).
+bool is_strict(const json& run);
+
+}  // namespace dlpv::reports::detail

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// junit.cpp: JUnit XML in the subset CI systems agree on (style reference B1).
+//
+// Choices that matter downstream: GitLab shows testcase/@classname as the suite and drops
+// duplicate classname+name pairs, and shows element *text* rather than @message, so the
+// message is repeated in the body; Jenkins wants three-decimal times and consistent counts;
+// skipped cases must be present or they vanish from dashboards.
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "dlpack_validate/reports.hpp"
+#include "escape.hpp"
+
+namespace dlpv::reports {
+
+using detail::json;
+
+namespace {
+
+constexpr std::size_t k_output_limit = 16 * 1024;  // per testcase, keeps files far from CI caps
+constexpr std::size_t k_message_limit = 1024;
+
+std::string attr(const char* name, const std::string& value) {
+  return fmt::format(FMT_STRING(" {}=\"{}\""), name, detail::xml_attr(value));
+}
+
+struct Counts {
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  double time = 0;
+};
+
+double seconds(const json& r) {
+  auto it = r.find("duration_s");
+  if (it == r.end() || !it->is_number()) return 0;
+  double d = it->get<double>();
+  return d > 0 ? d : 0;
+}
+
+// Requirements line, expected/observed, phase: what a reader needs next to the verdict.
+std::string detail_body(const json& run, const json& r) {
+  std::ostringstream b;
+  std::string msg = detail::text(r, "message");
+  if (!msg.empty()) b << msg << '\n';
+  for (const auto& id : detail::requirements_of(r)) {
+    std::string summary = detail::requirement_summary(run, id);
+    b << "requirement " << id;
+    if (!summary.empty()) b << ": " << summary;
+    b << '\n';
+  }
+  for (const char* key : {"expected", "observed", "phase", "signal"}) {
+    std::string v = detail::text(r, key);
+    if (!v.empty()) b << key << ": " << v << '\n';
+  }
+  if (r.contains("baseline") && r["baseline"].is_object()) {
+    const json& bl = r["baseline"];
+    b << "baseline: expects " << detail::text(bl, "expect") << " for "
+      << detail::text(bl, "case") << " (" << detail::text(bl, "reason") << ")";
+    if (!detail::text(bl, "issue").empty()) b << ' ' << detail::text(bl, "issue");
+    b << '\n';
+  }
+  return b.str();
+}
+
+// The child element for a status ("" for a plain pass), counting it into c.
+std::string verdict_element(const json& run, const json& r, bool strict, Counts& c,
+                            std::string& system_out) {
+  std::string st = detail::status_of(r);
+  std::string reason = detail::one_line(detail::reason_line(run, r), k_message_limit);
+  auto reqs = detail::requirements_of(r);
+  std::string body = detail::xml_text(detail_body(run, r));
+  auto element = [&](const char* tag, const std::string& type) {
+    return fmt::format(FMT_STRING("      <{}{}{}>{}</{}>\n"), tag, attr("type", type),
+                       attr("message", reason), body, tag);
+  };
+  if (st == "fail") {
+    ++c.failures;
+    return element("failure", reqs.empty() ? std::string("fail") : reqs.front());
+  }
+  if (st == "warn" || st == "xpass") {
+    if (strict) {
+      ++c.failures;
+      return element("failure", st);
+    }
+    system_out = (st == "warn" ? "warning (SHOULD not met, passes unless --strict): "
+                               : "unexpected pass of a baselined case: ") +
+                 reason + "\n" + detail_body(run, r);
+    return {};
+  }
+  if (st == "skip" || st == "xfail") {
+    ++c.skipped;
+    return element("skipped", st);
+  }
+  if (st == "crash" || st == "timeout" || st == "error") {
+    ++c.errors;
+    return element("error", st == "error" ? std::string("harness-error") : st);
+  }
+  return {};
+}
+
+std::string testcase_name(const json& run, const json& r, const std::string& classname,
+                          std::set<std::string>& used) {
+  std::string id = detail::text(r, "id");
+  std::string name = id;
+  if (used.count(classname + '\n' + name) && detail::text(r, "role") == "pair" &&
+      r.contains("params")) {
+    const json& p = r["params"];
+    auto idx = [&](const char* k) {
+      try {
+        return std::stoll(detail::text(p, k));
+      } catch (...) {
+        return -1LL;
+      }
+    };
+    name = fmt::format(FMT_STRING("{} [{} -> {}]"), id, detail::subject_name(run, idx("producer")),
+                       detail::subject_name(run, idx("consumer")));
+  }
+  std::string base = name;
+  for (int k = 2; used.count(classname + '\n' + name); ++k) {
+    name = fmt::format(FMT_STRING("{} #{}"), base, k);
+  }
+  used.insert(classname + '\n' + name);
+  return name;
+}
+
+std::string testcase(const json& run, const json& r, const std::string& suite_id, bool strict,
+                     Counts& c, std::set<std::string>& used) {
+  std::string area = detail::text(r, "area");
+  std::string classname =
+      "dlpack-validate." + suite_id + "." + (area.empty() ? "other" : detail::sanitize_identifier(area));
+  std::string name = testcase_name(run, r, classname, used);
+  ++c.tests;
+  c.time += seconds(r);
+
+  std::string system_out;
+  std::string verdict = verdict_element(run, r, strict, c, system_out);
+  std::string out = fmt::format(FMT_STRING("    <testcase{}{}{}>\n"), attr("classname", classname),
+                                attr("name", name), attr("time", detail::seconds3(detail::member(r, "duration_s"))));
+  auto reqs = detail::requirements_of(r);
+  if (!reqs.empty()) {
+    std::string joined;
+    for (const auto& id : reqs) joined += (joined.empty() ? "" : " ") + id;
+    out += "      <properties>\n        <property" + attr("name", "requirements") +
+           attr("value", joined) + "/>\n      </properties>\n";
+  }
+  out += verdict;
+  if (!system_out.empty()) {
+    out += "      <system-out>" + detail::xml_text(system_out) + "</system-out>\n";
+  }
+  std::string tail = detail::text(r, "output_tail");
+  if (!tail.empty()) {
+    out += "      <system-err>" + detail::xml_text(detail::bounded_tail(tail, k_output_limit)) +
+           "</system-err>\n";
+  }
+  out += "    </testcase>\n";
+  return out;
+}
+
+std::string property(const std::string& name, const std::string& value) {
+  return "      <property" + attr("name", name) + attr("value", value) + "/>\n";
+}
+
+std::string properties(const json& run, const json& subject) {
+  std::string p = "    <properties>\n";
+  const json& tool = detail::member(run, "tool");
+  p += property("dlpack-validate.version", detail::text(tool, "version"));
+  p += property("command_line", detail::shell_join(detail::member(run, "command_line")));
+  p += property("subject.path", detail::text(subject, "path"));
+  p += property("subject.name", detail::text(subject, "name"));
+  p += property("subject.kind", detail::text(subject, "kind"));
+  p += property("subject.dlpack_version", detail::text(subject, "dlpack_version"));
+  std::string legacy = detail::legacy_note(subject);
+  if (!legacy.empty()) p += property("subject.legacy_only", legacy);
+  const json& opts = detail::member(run, "options");
+  std::string filters;
+  if (opts.contains("filters") && opts["filters"].is_array()) {
+    for (const auto& f : opts["filters"]) filters += (filters.empty() ? "" : " ") + detail::text_of(f);
+  }
+  p += property("filters", filters);
+  p += property("strict", detail::flag(opts, "strict") ? "true" : "false");
+  if (run.contains("baseline_report") && run["baseline_report"].is_object()) {
+    const json& br = run["baseline_report"];
+    p += property("baseline", detail::text(br, "path"));
+    p += property("baseline.sha256", detail::text(br, "sha256"));
+  }
+  return p + "    </properties>\n";
+}
+
+std::string counts_attrs(const Counts& c) {
+  return attr("tests", std::to_string(c.tests)) + attr("failures", std::to_string(c.failures)) +
+         attr("errors", std::to_string(c.errors)) + attr("skipped", std::to_string(c.skipped));
+}
+
+}  // namespace
+
+void write_junit(const json& record, std::ostream& out) {
+  json storage;
+  const json& run = detail::with_summary(record, storage);
+  const bool strict = detail::is_strict(run);
+  static const json no_subjects = json::array();
+  const json& subjects = run.contains("subjects") && run["subjects"].is_array()
+                             ? run["subjects"] : no_subjects;
+  // Bucket results by subject index; anything without a valid subject goes last.
+  std::map<long long, std::vector<const json*>> by_subject;
+  if (run.contains("results") && run["results"].is_array()) {
+    for (const auto& r : run["results"]) {
+      long long idx = detail::subject_index(run, r);
+      if (idx < 0) idx = static_cast<long long>(subjects.size());
+      by_subject[idx].push_back(&r);
+    }
+  }
+  std::string timestamp = detail::text(run, "started_at");
+  std::string hostname =
+      run.contains("environment") ? detail::text(run["environment"], "hostname") : "";
+
+  Counts total;
+  std::string suites;
+  std::set<std::string> used_suite_ids;
+  for (std::size_t i = 0; i <= subjects.size(); ++i) {
+    auto bucket = by_subject.find(static_cast<long long>(i));
+    if (i == subjects.size() && bucket == by_subject.end()) break;
+    const json& subject = i < subjects.size() ? subjects[i] : json();
+    std::string name = i < subjects.size() ? detail::subject_name(run, static_cast<long long>(i))
+                                           : std::string("(no subject)");
+    std::string suite_id = detail::sanitize_identifier(name);
+    if (suite_id.empty()) suite_id = fmt::format(FMT_STRING("subject{}"), i);
+    // Two subjects can share a name (same library, two builds); keep classnames distinct.
+    if (!used_suite_ids.insert(suite_id).second) suite_id += fmt::format(FMT_STRING("_{}"), i);
+
+    Counts c;
+    std::string cases;
+    std::set<std::string> used_names;
+    if (bucket != by_subject.end()) {
+      for (const json* r : bucket->second) cases += testcase(run, *r, suite_id, strict, c, used_names);
+    }
+    suites += "  <testsuite" + attr("name", name) + counts_attrs(c) +
+              attr("time", detail::seconds3(json(c.time)));
+    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
+    if (!hostname.empty()) suites += attr("hostname", hostname);
+    suites += ">\n" + properties(run, subject) + cases + "  </testsuite>\n";
+    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
+    total.skipped += c.skipped, total.time += c.time;
+  }
+
+  const json duration = detail::member(run, "duration_s");
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites" << attr("name", "dlpack-validate") << counts_attrs(total)
+      // Deterministic records carry duration 0; the sum of the cases is then the best figure.
+      << attr("time", detail::seconds3(duration.is_number() && duration.get<double>() > 0
+                                           ? duration : json(total.time)));
+  if (!timestamp.empty()) out << attr("timestamp", timestamp);
+  out << ">\n" << suites << "</testsuites>\n";
+}
+
+}  // namespace dlpv::reports

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// markdown.cpp: GitHub-flavoured Markdown for CI step summaries (style reference B3).
+//
+// GitHub drops a step summary above 1 MiB entirely, so the output is built against a hard
+// byte budget: sections are emitted in priority order (verdict, counts, unexpected results,
+// then folded details) and once a row no longer fits, the rest are only counted.
+#include <ostream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "dlpack_validate/reports.hpp"
+#include "escape.hpp"
+
+namespace dlpv::reports {
+
+using detail::json;
+
+namespace {
+
+constexpr std::size_t k_reason_limit = 200;
+// Space kept free for a section's closing lines and the final "… and N more" note.
+constexpr std::size_t k_reserve = 160;
+
+class BoundedText {
+ public:
+  explicit BoundedText(std::size_t limit) : limit_(limit) {}
+
+  // Appends chunk if it fits with `reserve` bytes to spare; otherwise marks the text full.
+  bool add(const std::string& chunk, std::size_t reserve = k_reserve) {
+    if (full_ || text_.size() + chunk.size() + reserve > limit_) {
+      full_ = true;
+      return false;
+    }
+    text_ += chunk;
+    return true;
+  }
+  // Appends unconditionally: only for the small closing lines covered by the reserve.
+  void force(const std::string& chunk) { text_ += chunk; }
+  std::size_t omitted = 0;
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  std::size_t limit_;
+  bool full_ = false;
+};
+
+struct Section {
+  std::string title;      // "" for the open (unfolded) unexpected table
+  std::string header;     // table header lines
+  std::vector<std::string> rows;
+  std::string empty_note; // shown instead of a table when there are no rows
+};
+
+std::string reqs_cell(const json& r) {
+  std::string out;
+  for (const auto& id : detail::requirements_of(r)) out += (out.empty() ? "" : " ") + detail::md_code(id);
+  return out;
+}
+
+std::string result_row(const json& run, const json& r, bool with_status) {
+  std::string row = "| " + detail::md_code(detail::text(r, "id")) + " | " +
+                    detail::md_text(detail::subject_label(run, r)) + " | " + reqs_cell(r) + " | ";
+  if (with_status) row += "**" + detail::status_of(r) + "** | ";
+  return row + detail::md_text(detail::one_line(detail::reason_line(run, r), k_reason_limit)) +
+         " |\n";
+}
+
+void emit(BoundedText& out, const Section& s) {
+  bool folded = !s.title.empty();
+  std::string open = folded ? fmt::format(FMT_STRING("<details><summary>{} ({})</summary>\n\n"),
+                                          detail::md_text(s.title), s.rows.size())
+                            : std::string();
+  if (s.rows.empty()) {
+    if (!folded && !s.empty_note.empty()) out.add(s.empty_note + "\n\n");
+    return;
+  }
+  if (!out.add(open + s.header)) {
+    out.omitted += s.rows.size();
+    return;
+  }
+  std::size_t shown = 0;
+  for (const auto& row : s.rows) {
+    if (!out.add(row)) break;
+    ++shown;
+  }
+  out.omitted += s.rows.size() - shown;
+  out.force(folded ? "\n</details>\n\n" : "\n");
+}
+
+std::string verdict_line(const json& run) {
+  const json& sum = detail::member(run, "summary");
+  bool pass = detail::text(sum, "verdict") == "pass";
+  std::string line = fmt::format(FMT_STRING("## {} dlpack-validate: {}"), pass ? "✅" : "❌",
+                                 pass ? "PASS" : "FAIL");
+  line += fmt::format(FMT_STRING(" ({} unexpected of {} cases"), detail::text(sum, "unexpected"),
+                      detail::text(sum, "total"));
+  if (detail::is_strict(run)) line += ", strict";
+  line += ")";
+  if (run.contains("complete") && run["complete"].is_boolean() && !run["complete"].get<bool>()) {
+    line += " — **incomplete run**";
+  }
+  return line + "\n\n";
+}
+
+std::string counts_table(const json& run) {
+  const json& counts = detail::member(detail::member(run, "summary"), "counts");
+  std::string head = "|", rule = "|", row = "|";
+  for (auto s : detail::k_statuses) {
+    std::string n = detail::text(counts, std::string(s).c_str());
+    head += fmt::format(FMT_STRING(" {} |"), s);
+    rule += " ---: |";
+    row += fmt::format(FMT_STRING(" {} |"), n.empty() ? "0" : n);
+  }
+  return head + "\n" + rule + "\n" + row + "\n\n";
+}
+
+std::string context_lines(const json& run) {
+  std::string s = "Subjects:";
+  if (run.contains("subjects") && run["subjects"].is_array()) {
+    bool first = true;
+    for (const auto& subj : run["subjects"]) {
+      s += first ? " " : "; ";
+      first = false;
+      std::string name = detail::text(subj, "name");
+      if (name.empty()) name = detail::text(subj, "path");
+      s += detail::md_code(name);
+      std::string v = detail::text(subj, "dlpack_version");
+      if (!v.empty()) s += " (DLPack " + detail::md_text(v) + ")";
+      std::string legacy = detail::legacy_note(subj);
+      if (!legacy.empty()) s += ", " + detail::md_text(legacy);
+    }
+  }
+  s += "\n";
+  std::string warning = detail::text(detail::member(run, "options"), "warning");
+  if (!warning.empty()) s += "\n**Warning:** " + detail::md_text(warning) + "\n";
+  if (run.contains("baseline_report") && run["baseline_report"].is_object()) {
+    const json& br = run["baseline_report"];
+    std::size_t stale = br.contains("stale") && br["stale"].is_array() ? br["stale"].size() : 0;
+    std::size_t xpass = br.contains("xpass") && br["xpass"].is_array() ? br["xpass"].size() : 0;
+    s += fmt::format(FMT_STRING("\nBaseline {} (sha256 `{}`): {} unexpected pass(es), {} stale "
+                                "entr{}.\n"),
+                     detail::md_code(detail::text(br, "path")),
+                     detail::utf8_prefix(detail::text(br, "sha256"), 12), xpass, stale,
+                     stale == 1 ? "y" : "ies");
+  }
+  return s + "\n";
+}
+
+// Under --strict stale entries fail the run, so they are shown open, not folded.
+Section stale_section(const json& run) {
+  const std::string table = "| case | expect | reason |\n| --- | --- | --- |\n";
+  Section s = detail::is_strict(run)
+                  ? Section{"", "### Stale baseline entries (unexpected under --strict)\n\n" + table, {}, ""}
+                  : Section{"Stale baseline entries", table, {}, ""};
+  if (run.contains("baseline_report") && run["baseline_report"].is_object() &&
+      run["baseline_report"].contains("stale") && run["baseline_report"]["stale"].is_array()) {
+    for (const auto& e : run["baseline_report"]["stale"]) {
+      s.rows.push_back("| " + detail::md_code(detail::text(e, "case")) + " | " +
+                       detail::md_text(detail::text(e, "expect")) + " | " +
+                       detail::md_text(detail::one_line(detail::text(e, "reason"), k_reason_limit)) +
+                       " |\n");
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+void write_markdown(const json& record, std::ostream& out, std::size_t budget_bytes) {
+  json storage;
+  const json& run = detail::with_summary(record, storage);
+  const bool strict = detail::is_strict(run);
+  const std::string cols = "| case | subject | requirements | reason |\n| --- | --- | --- | --- |\n";
+  Section unexpected{"", "### Unexpected results\n\n| case | subject | requirements | status | reason |\n"
+                         "| --- | --- | --- | --- | --- |\n", {}, "No unexpected results."};
+  Section warnings{"Warnings (SHOULD not met)", cols, {}, ""};
+  Section skips{"Skipped", cols, {}, ""};
+  Section xfails{"Expected failures (baseline)", cols, {}, ""};
+  Section xpasses{"Unexpected passes (baseline entry no longer needed)", cols, {}, ""};
+  Section others{"Other results", "| case | subject | requirements | status | reason |\n"
+                                  "| --- | --- | --- | --- | --- |\n", {}, ""};
+  if (run.contains("results") && run["results"].is_array()) {
+    for (const auto& r : run["results"]) {
+      std::string st = detail::status_of(r);
+      if (detail::is_unexpected(st, strict)) {
+        unexpected.rows.push_back(result_row(run, r, true));
+      } else if (st == "warn") {
+        warnings.rows.push_back(result_row(run, r, false));
+      } else if (st == "skip") {
+        skips.rows.push_back(result_row(run, r, false));
+      } else if (st == "xfail") {
+        xfails.rows.push_back(result_row(run, r, false));
+      } else if (st == "xpass") {
+        xpasses.rows.push_back(result_row(run, r, false));
+      } else {
+        others.rows.push_back(result_row(run, r, true));
+      }
+    }
+  }
+  BoundedText text(budget_bytes);
+  text.force(verdict_line(run));
+  text.add(counts_table(run), 0);
+  text.add(context_lines(run));
+  emit(text, unexpected);
+  emit(text, stale_section(run));
+  emit(text, xpasses);
+  emit(text, warnings);
+  emit(text, skips);
+  emit(text, xfails);
+  emit(text, others);
+  if (text.omitted > 0) {
+    text.force(fmt::format(FMT_STRING("… and {} more, see the HTML/JSON report.\n"), text.omitted));
+  }
+  // The reserve covers every forced line; only a budget smaller than the verdict line itself
+  // needs this final cut.
+  out << detail::utf8_prefix(text.text(), budget_bytes);
+}
+
+}  // namespace dlpv::reports

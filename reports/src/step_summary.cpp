@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// step_summary.cpp: appending the Markdown report to $GITHUB_STEP_SUMMARY.
+//
+// The summary is a courtesy: an unwritable file, a full disk or any other failure is
+// swallowed, because the gate is the exit status and must not depend on it.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "dlpack_validate/reports.hpp"
+
+namespace dlpv::reports {
+
+bool append_step_summary(const nlohmann::ordered_json& run) noexcept {
+  try {
+    const char* path = std::getenv("GITHUB_STEP_SUMMARY");
+    if (path == nullptr || *path == '\0') return false;
+    std::ostringstream md;
+    write_markdown(run, md);  // default budget: 256 KiB, a quarter of GitHub's 1 MiB cap
+    std::ofstream file(path, std::ios::binary | std::ios::app);
+    if (!file) return false;
+    file << md.str();
+    file.flush();
+    return static_cast<bool>(file);
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace dlpv::reports

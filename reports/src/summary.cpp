@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// summary.cpp: the verdict. Recomputed from the results every time, never trusted from a
+// saved record, so re-judging a record (new baseline, --strict) cannot leave stale counts.
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "dlpack_validate/reports.hpp"
+#include "io.hpp"
+
+namespace dlpv::reports {
+
+using detail::json;
+
+void finalize_summary(json& run) {
+  const bool strict = detail::is_strict(run);
+  json counts = json::object();
+  for (auto s : detail::k_statuses) counts[std::string(s)] = 0;
+
+  std::size_t total = 0, unexpected = 0;
+  if (run.contains("results") && run["results"].is_array()) {
+    for (const auto& r : run["results"]) {
+      std::string st = detail::status_of(r);
+      counts[st] = counts[st].get<long long>() + 1;
+      ++total;
+      if (detail::is_unexpected(st, strict)) ++unexpected;
+    }
+  }
+  if (strict && run.contains("baseline_report") && run["baseline_report"].is_object()) {
+    const json& report = run["baseline_report"];
+    auto stale = report.find("stale");
+    if (stale != report.end() && stale->is_array()) unexpected += stale->size();
+  }
+  json summary = json::object();
+  summary["total"] = total;
+  summary["counts"] = std::move(counts);
+  summary["unexpected"] = unexpected;
+  summary["verdict"] = unexpected == 0 ? "pass" : "fail";
+  summary["exit_code"] = unexpected == 0 ? 0 : 1;
+  run["summary"] = std::move(summary);
+}
+
+json load_run(const std::string& path) {
+  const std::string what = "run record";
+  json run = detail::parse_json(what, path, detail::read_bytes(what, path));
+  if (!run.is_object() || detail::text(run, "schema") != "dlpack-validate/run") {
+    throw BadInput(fmt::format(FMT_STRING("{} '{}': not a dlpack-validate run record "
+                                          "(schema is not \"dlpack-validate/run\")"),
+                               what, path));
+  }
+  const json version = detail::member(run, "schema_version");
+  if (!version.is_number_integer() || version.get<long long>() != 1) {
+    throw BadInput(fmt::format(FMT_STRING("{} '{}': unsupported schema_version {} "
+                                          "(this build reads 1)"),
+                               what, path, detail::text_of(version)));
+  }
+  for (const char* key : {"subjects", "results"}) {
+    if (!run.contains(key) || !run[key].is_array()) {
+      throw BadInput(fmt::format(FMT_STRING("{} '{}': \"{}\" is missing or not an array"),
+                                 what, path, key));
+    }
+  }
+  return run;
+}
+
+}  // namespace dlpv::reports

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// test_baseline.cpp: baseline parsing, matching, stale entries, xpass, --write-baseline.
+#include <cstdio>
+#include <unistd.h>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "dlpack_validate/reports.hpp"
+#include "test_support.hpp"
+
+using namespace dlpv::reports;
+using dlpv_test::add_result;
+using dlpv_test::json;
+using dlpv_test::make_run;
+
+namespace {
+
+// Writes text to a fresh temporary file and returns its path.
+std::string temp_file(const std::string& text) {
+  char name[] = "/tmp/dlpv_baseline_XXXXXX";
+  int fd = mkstemp(name);
+  REQUIRE(fd >= 0);
+  FILE* f = fdopen(fd, "wb");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return name;
+}
+
+Baseline baseline_from(const std::string& text) {
+  std::string path = temp_file(text);
+  Baseline b = load_baseline(path);
+  std::remove(path.c_str());
+  return b;
+}
+
+std::string load_error(const std::string& text, const std::string& path_override = "") {
+  std::string path = path_override.empty() ? temp_file(text) : path_override;
+  std::string msg;
+  try {
+    load_baseline(path);
+  } catch (const BadInput& e) {
+    msg = e.what();
+  }
+  if (path_override.empty()) std::remove(path.c_str());
+  return msg;
+}
+
+}  // namespace
+
+TEST_CASE("load_baseline rejects bad files with one-line messages") {
+  CHECK(load_error("", "/nonexistent/known.json") ==
+        "baseline '/nonexistent/known.json': cannot read (No such file or directory)");
+  CHECK(load_error("", "/tmp").find("is a directory") != std::string::npos);
+  std::string m = load_error("{\n  \"entries\": [\n    {\"case\": }\n  ]\n}\n");
+  CHECK(m.find("not valid JSON at line 3") != std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);
+  CHECK(load_error("   ").find("empty file") != std::string::npos);
+  CHECK(load_error("[]").find("\"entries\" array") != std::string::npos);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"boom","reason":"r"}]})")
+            .find("entry 1: \"expect\" is \"boom\"") != std::string::npos);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail"}]})").find("\"reason\"") !=
+        std::string::npos);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail","reason":"r","cases":"x"}]})")
+            .find("unknown key \"cases\"") != std::string::npos);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail","reason":"r","when":{"target":"x"}}]})")
+            .find("unknown key \"when.target\"") != std::string::npos);
+  CHECK(load_error(R"({"entries":[], "schema":"other"})").find("schema") != std::string::npos);
+}
+
+TEST_CASE("load_baseline parses entries and hashes the bytes") {
+  std::string text =
+      R"({"entries":[{"case":"deleter.*","expect":"fail","reason":"known","issue":"https://x/1",)"
+      R"("when":{"subject":"lib*","dlpack_version":"1.*"}}]})";
+  Baseline b = baseline_from(text);
+  REQUIRE(b.entries.size() == 1);
+  CHECK(b.entries[0].case_glob == "deleter.*");
+  CHECK(b.entries[0].issue == "https://x/1");
+  CHECK(b.entries[0].has_subject);
+  CHECK(b.entries[0].dlpack_version_glob == "1.*");
+  CHECK(b.sha256.size() == 64);
+}
+
+TEST_CASE("apply_baseline: xfail, xpass, mismatched status, stale, first match wins") {
+  json run = make_run();
+  add_result(run, "deleter.a", "fail");
+  add_result(run, "deleter.b", "pass");
+  add_result(run, "deleter.c", "crash");   // expected fail, observed crash: stays unexpected
+  add_result(run, "stream.d", "skip");
+  add_result(run, "other.e", "fail");      // no entry
+  Baseline b = baseline_from(R"({"entries":[
+    {"case":"deleter.a","expect":"fail","reason":"first"},
+    {"case":"deleter.*","expect":"fail","reason":"family","issue":"https://i/2"},
+    {"case":"stream.*","expect":"skip","reason":"no gpu"},
+    {"case":"never.*","expect":"timeout","reason":"stale one"},
+    {"case":"other.*","expect":"fail","reason":"wrong subject","when":{"subject":"numpy*"}}]})");
+  apply_baseline(run, b, "known.json");
+  const json& r = run["results"];
+  CHECK(r[0]["status"] == "xfail");
+  CHECK(r[0]["baseline"]["reason"] == "first");
+  CHECK(r[0]["baseline"]["issue"].is_null());
+  CHECK(r[1]["status"] == "xpass");
+  CHECK(r[1]["baseline"]["issue"] == "https://i/2");
+  CHECK(r[2]["status"] == "crash");
+  CHECK(r[2]["baseline"]["expect"] == "fail");
+  CHECK(r[3]["status"] == "skip");
+  CHECK(r[3]["baseline"]["reason"] == "no gpu");
+  CHECK(r[4]["status"] == "fail");
+  CHECK(r[4]["baseline"].is_null());
+
+  const json& br = run["baseline_report"];
+  CHECK(br["path"] == "known.json");
+  CHECK(br["sha256"] == b.sha256);
+  REQUIRE(br["stale"].size() == 2);
+  CHECK(br["stale"][0]["case"] == "never.*");
+  CHECK(br["stale"][1]["case"] == "other.*");
+  CHECK(br["xpass"] == json::array({"deleter.b"}));
+  CHECK(run["options"]["baseline"] == "known.json");
+  // apply_baseline finalises: crash + unmatched fail are unexpected, the xpass is not.
+  CHECK(run["summary"]["unexpected"] == 2);
+  CHECK(run["summary"]["counts"]["xfail"] == 1);
+}
+
+TEST_CASE("apply_baseline is idempotent and re-judges against a new baseline") {
+  json run = make_run();
+  add_result(run, "deleter.a", "fail");
+  add_result(run, "deleter.b", "pass");
+  Baseline b = baseline_from(R"({"entries":[{"case":"deleter.*","expect":"fail","reason":"r"}]})");
+  apply_baseline(run, b, "one.json");
+  json once = run;
+  apply_baseline(run, b, "one.json");
+  CHECK(run == once);
+  Baseline empty = baseline_from(R"({"entries":[]})");
+  apply_baseline(run, empty, "none.json");
+  CHECK(run["results"][0]["status"] == "fail");
+  CHECK(run["results"][1]["status"] == "pass");
+  CHECK(run["results"][0]["baseline"].is_null());
+}
+
+TEST_CASE("apply_baseline: when.subject and when.dlpack_version scope entries") {
+  json run = make_run();
+  run["subjects"].push_back({{"index", 1}, {"kind", "python"}, {"path", "numpy"},
+                             {"name", "numpy 2.1"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  add_result(run, "x.case", "fail", "DEL-02", 0);
+  add_result(run, "x.case", "fail", "DEL-02", 1);
+  Baseline b = baseline_from(R"({"entries":[
+    {"case":"x.*","expect":"fail","reason":"numpy only","when":{"subject":"numpy*","dlpack_version":"1.1"}}]})");
+  apply_baseline(run, b, "b.json");
+  CHECK(run["results"][0]["status"] == "fail");
+  CHECK(run["results"][1]["status"] == "xfail");
+}
+
+TEST_CASE("strict: stale entries and xpasses are unexpected") {
+  json run = make_run(true);
+  add_result(run, "deleter.b", "pass");
+  Baseline b = baseline_from(R"({"entries":[{"case":"deleter.b","expect":"fail","reason":"r"},
+                                            {"case":"gone","expect":"fail","reason":"r"}]})");
+  apply_baseline(run, b, "b.json");
+  CHECK(run["summary"]["unexpected"] == 2);  // one xpass + one stale entry
+  CHECK(run["summary"]["verdict"] == "fail");
+  CHECK(run["summary"]["exit_code"] == 1);
+}
+
+TEST_CASE("make_baseline waives current failures and round-trips") {
+  json run = make_run();
+  add_result(run, "a.fail", "fail");
+  add_result(run, "a.warn", "warn");
+  add_result(run, "a.crash", "crash");
+  add_result(run, "a.pass", "pass");
+  add_result(run, "a.skip", "skip");
+  add_result(run, "odd*[id]", "timeout");
+  json doc = make_baseline(run);
+  REQUIRE(doc["entries"].size() == 4);
+  CHECK(doc["entries"][0]["case"] == "a.fail");
+  CHECK(doc["entries"][0]["expect"] == "fail");
+  CHECK(doc["entries"][0]["reason"] == "recorded by --write-baseline");
+  CHECK(doc["entries"][0]["when"]["subject"] == "lib 1.0");
+  CHECK(doc["entries"][3]["case"] == "odd\\*\\[id\\]");
+
+  char name[] = "/tmp/dlpv_written_XXXXXX";
+  int fd = mkstemp(name);
+  REQUIRE(fd >= 0);
+  std::string text = doc.dump(2);
+  REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  close(fd);
+  Baseline b = load_baseline(name);
+  std::remove(name);
+  apply_baseline(run, b, "written.json");
+  CHECK(run["summary"]["unexpected"] == 0);
+  CHECK(run["summary"]["counts"]["xfail"] == 4);
+  CHECK(run["baseline_report"]["stale"].empty());
+
+  // Regenerating from the judged run keeps the waived cases and their reasons.
+  json again = make_baseline(run);
+  CHECK(again["entries"] == doc["entries"]);
+}

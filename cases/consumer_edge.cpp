@@ -56,6 +56,87 @@ void major_two(CaseContext& ctx) {
   ctx.check(true, "VER-03", fmt::format("refused version 2.0 without reading past the prefix (return {})", rc));
 }
 
+void scalar_null_shape(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.shape = {};
+  spec.null_shape = true;
+  spec.null_strides = true;
+  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "LAYOUT-06", Refusal::fails,
+                     "a 0-d tensor whose shape and strides are NULL (one element at data + byte_offset)");
+}
+
+void odd_alignment(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.dtype = *dtype_from_name(ctx.param("dtype"));
+  spec.misalign = 1;
+  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "LAYOUT-09", Refusal::allowed,
+                     "a " + ctx.param("dtype") + " tensor whose data sits at an odd address");
+}
+
+void zero_size_null_data(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.shape = {0, 3};
+  spec.null_data = true;
+  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "LAYOUT-10", Refusal::fails,
+                     "a (0, 3) tensor whose data is NULL");
+}
+
+void read_only_flag(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  ctx.phase("setup");
+  auto made = MadeTensor::make(spec, true);
+  int rc = 0;
+  void* array = import_made(ctx, *made, true, &rc);
+  if (!ctx.check(array != nullptr, "FLAG-04", "a READ_ONLY tensor is imported (not refused)", "DLPV_OK",
+                 fmt::format("refused ({}): {}", rc, ctx.subject().last_error())))
+    return;
+  ctx.check_as(Severity::must, made->deleter_calls() == 0, "DEL-02",
+               "the deleter is not called while the imported array is alive", "0 calls",
+               std::to_string(made->deleter_calls()));
+  const int writable = ctx.subject().is_writable(array);
+  if (writable < 0)
+    ctx.check_as(Severity::may, true, "FLAG-04", "the library has no read-only notion (is_writable = -1)");
+  else
+    ctx.check(writable == 0, "FLAG-04", "the imported array of a READ_ONLY tensor is read-only",
+              "is_writable = 0", fmt::format("is_writable = {}", writable));
+  ctx.phase("release");
+  ctx.subject().release_array(array);
+  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02", "deleter once after release", "1",
+               std::to_string(made->deleter_calls()));
+}
+
+// Padded sub-byte data read as packed is silent corruption (FLAG-08: a fail, not a warning).
+void padded_subbyte(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.dtype = DLDataType{DLPV_CODE_FLOAT4_E2M1FN, 4, 1};
+  spec.shape = {3, 4};
+  spec.padded_subbyte = true;
+  spec.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  ctx.phase("setup");
+  auto made = MadeTensor::make(spec, true);
+  int rc = 0;
+  void* array = import_made(ctx, *made, true, &rc);
+  if (!array) {
+    ctx.check(true, "FLAG-08", fmt::format("refused padded float4 data ({})", rc));
+    ctx.check_as(Severity::must, made->deleter_calls() == 0, "DEL-08", "a refused tensor stays the caller's",
+                 "0 calls", std::to_string(made->deleter_calls()));
+    return;
+  }
+  ctx.phase("read");
+  std::vector<uint8_t> got(made->expected().size(), 0xEE);
+  if (ctx.subject().read_array(array, got.data(), got.size()) != DLPV_OK)
+    ctx.harness_error("read_array failed: " + ctx.subject().last_error());
+  const std::string diff = describe_mismatch(spec.dtype, made->expected(), got);
+  ctx.check_as(Severity::must, diff.empty(), "FLAG-08",
+               "padded float4 data (flag 4) is decoded as padded, never as packed", "the pattern (packed read-back)",
+               diff);
+  ctx.phase("release");
+  ctx.subject().release_array(array);
+  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02", "deleter once after release", "1",
+               std::to_string(made->deleter_calls()));
+}
+
 }  // namespace
 }  // namespace dlpv::cases
 
@@ -83,6 +164,29 @@ DLPV_CASE_UNIT(consumer_edge) {
     add("consumer.deleter.null." + kind, kind + " import accepts a NULL deleter and never calls it",
         {"DEL-03"}, Severity::must, kind, cases::null_deleter);
   }
+  for (bool versioned : {true, false}) {
+    const std::string kind = cases::kind_name(versioned);
+    add("consumer.scalar.null_shape." + kind, "a 0-d tensor with NULL shape and strides imports as a scalar",
+        {"LAYOUT-06", "DEL-02"}, Severity::must, kind, cases::scalar_null_shape);
+    add("consumer.zero_size.null_data." + kind, "a zero-size tensor with NULL data imports as an empty array",
+        {"LAYOUT-10", "DEL-02"}, Severity::must, kind, cases::zero_size_null_data);
+    for (const char* dtype : {"uint8", "int16"}) {
+      CaseInfo c;
+      c.id = fmt::format("consumer.alignment.odd.{}.{}", dtype, kind);
+      c.title = fmt::format("{} data at an odd address is read right or refused, never misread", dtype);
+      c.requirements = {"LAYOUT-09", "DEL-02"};
+      c.role = Role::consumer;
+      c.params = {{"dtype", dtype}, {"layout", "contiguous"}, {"version", kind}, {"device", "cpu:0"}};
+      c.needs = {versioned ? "import_versioned" : "import_legacy", "read_array", "release_array"};
+      c.body = cases::odd_alignment;
+      reg.add(std::move(c));
+    }
+  }
+  add("consumer.flags.read_only.versioned", "a READ_ONLY tensor imports as a read-only array",
+      {"FLAG-04", "DEL-02"}, Severity::should, "versioned", cases::read_only_flag);
+  add("consumer.flags.padded_subbyte.versioned",
+      "padded float4 data is decoded as padded or refused, never read as packed",
+      {"FLAG-08", "DEL-08"}, Severity::should, "versioned", cases::padded_subbyte);
   add("consumer.version.minor_ahead", "a versioned tensor stamped 1.99 is accepted",
       {"VER-04", "DEL-02"}, Severity::should, "versioned", cases::minor_ahead);
   add("consumer.version.major2_refused",

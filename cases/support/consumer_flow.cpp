@@ -20,6 +20,8 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
               "0 deleter calls", fmt::format("{} deleter call(s)", made->deleter_calls()));
     if (rc == DLPV_OK)
       ctx.check(false, requirement, "import returned DLPV_OK but no array", "an array", "NULL");
+    else if (refusal == Refusal::skips)
+      ctx.skip(fmt::format("the consumer refused {} cleanly ({}): {}", what, rc, ctx.subject().last_error()));
     else if (refusal == Refusal::fails)
       ctx.check(false, requirement, "the consumer must import " + what,
                 "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
@@ -45,6 +47,30 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
               fmt::format("{} call(s)", made->deleter_calls()));
   else
     ctx.check(true, "DEL-03", "import and release of a tensor whose deleter is NULL");
+}
+
+void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned,
+                          const char* requirement, const std::string& what) {
+  ctx.phase("setup");
+  auto made = MadeTensor::make(spec, versioned);
+  if (!made) ctx.harness_error("could not build the test tensor");
+  int rc = 0;
+  void* array = import_made(ctx, *made, versioned, &rc);
+  ctx.check_as(Severity::must, array || made->deleter_calls() == 0, "DEL-08",
+               "a refused tensor stays the caller's: the consumer does not call its deleter",
+               "0 deleter calls", fmt::format("{} call(s)", made->deleter_calls()));
+  if (!array) {
+    ctx.check(rc != DLPV_OK, requirement, "import returned DLPV_OK but no array", "a refusal code", "DLPV_OK");
+    ctx.check(true, requirement, fmt::format("refused {} (return {}: {})", what, rc, ctx.subject().last_error()));
+    return;
+  }
+  ctx.check(false, requirement, "the consumer must refuse " + what, "a refusal",
+            "imported it (DLPV_OK)");
+  ctx.phase("release");
+  ctx.subject().release_array(array);
+  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02",
+               "releasing the imported array calls the deleter exactly once", "1 call",
+               fmt::format("{} call(s)", made->deleter_calls()));
 }
 
 }  // namespace dlpv::cases

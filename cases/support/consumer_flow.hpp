@@ -9,11 +9,18 @@ namespace dlpv::cases {
 
 enum class Refusal {
   fails,   ///< the consumer must accept this tensor: a refusal violates `requirement`
-  allowed  ///< a clean refusal is a legal answer (only misreading is a violation)
+  allowed, ///< a clean refusal is a legal answer (only misreading is a violation)
+  skips    ///< a clean refusal means the consumer lacks the feature: a reasoned skip
 };
 
 /// Run the round trip for `spec`; `requirement` is what the read-back checks.
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                         const char* requirement, Refusal refusal, const std::string& what);
+
+/// The consumer must refuse this tensor (unknown dtype, foreign device ...): a clean refusal
+/// without a deleter call passes; an import violates `requirement` (the array is then
+/// released, with the usual deleter accounting).
+void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned,
+                          const char* requirement, const std::string& what);
 
 }  // namespace dlpv::cases

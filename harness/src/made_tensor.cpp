@@ -36,10 +36,23 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
     (reach < 0 ? lo : hi) += reach;
   }
   const size_t span = n > 0 ? (es ? static_cast<size_t>(hi - lo + 1) * es : m->expected_.size()) : 0;
-  m->buffer_.assign(spec.extra_byte_offset + span + 16, 0xA5);  // 0xA5: visible filler
-  uint8_t* elem0 = m->buffer_.data() + spec.extra_byte_offset + static_cast<size_t>(-lo) * (es ? es : 1);
+  m->buffer_.assign(spec.extra_byte_offset + spec.misalign + span + static_cast<size_t>(n > 0 ? n : 0) + 24, 0xA5);
+  // Start the storage on an 8-byte boundary (plus the requested misalignment), 0xA5 filler.
+  const size_t head = (8 - reinterpret_cast<uintptr_t>(m->buffer_.data()) % 8) % 8;
+  uint8_t* elem0 = m->buffer_.data() + head + spec.extra_byte_offset + spec.misalign +
+                   static_cast<size_t>(-lo) * (es ? es : 1);
   if (n > 0) {
-    if (es == 0) {
+    if (es == 0 && spec.padded_subbyte) {
+      // Padded: element i in the low bits of byte i (the padding unit is not specified, A14).
+      for (int64_t i = 0; i < n; ++i) {
+        unsigned v = 0;
+        for (unsigned b = 0; b < spec.dtype.bits; ++b) {
+          const size_t bit = static_cast<size_t>(i) * spec.dtype.bits + b;
+          v |= ((m->expected_[bit / 8] >> (bit % 8)) & 1u) << b;
+        }
+        elem0[i] = static_cast<uint8_t>(v);
+      }
+    } else if (es == 0) {
       std::memcpy(elem0, m->expected_.data(), m->expected_.size());
     } else {
       std::vector<int64_t> idx(spec.shape.size(), 0);
@@ -57,14 +70,14 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
 
   DLTensor t{};
   if (spec.extra_byte_offset > 0) {
-    t.data = m->buffer_.data();
-    t.byte_offset = static_cast<uint64_t>(elem0 - m->buffer_.data());
+    t.data = m->buffer_.data() + head;
+    t.byte_offset = static_cast<uint64_t>(elem0 - (m->buffer_.data() + head));
   } else {
     t.data = elem0;
     t.byte_offset = 0;
   }
   if (spec.null_data) t.data = nullptr;
-  t.device = DLDevice{kDLCPU, 0};
+  t.device = spec.device;
   t.ndim = static_cast<int32_t>(spec.shape.size());
   t.dtype = spec.dtype;
   t.shape = spec.null_shape ? nullptr : m->shape_.data();

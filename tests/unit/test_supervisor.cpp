@@ -21,8 +21,8 @@ RunResult run_on(const char* plugin, const std::vector<std::string>& filters, Is
 }  // namespace
 
 TEST_CASE("reference plugin passes through a reused worker") {
-  RunResult r = run_on(DLPV_REFERENCE_PLUGIN, {"consumer.roundtrip.*"}, Isolation::worker);
-  REQUIRE(r.results.size() == 4);
+  RunResult r = run_on(DLPV_REFERENCE_PLUGIN, {"consumer.roundtrip.float32.*"}, Isolation::worker);
+  REQUIRE(r.results.size() == 2);
   for (const auto& c : r.results) CHECK(c.outcome.status == Status::pass);
   CHECK(r.workers_started == 1);
   REQUIRE(r.subjects.size() == 1);
@@ -30,9 +30,9 @@ TEST_CASE("reference plugin passes through a reused worker") {
 }
 
 TEST_CASE("a segfault in the library is a crash with the signal and phase; the run goes on") {
-  RunResult r = run_on(DLPV_SEGFAULT_PLUGIN, {"producer.tensor.float32.contiguous.*", "consumer.roundtrip.*"},
+  RunResult r = run_on(DLPV_SEGFAULT_PLUGIN, {"producer.tensor.float32.contiguous.*", "consumer.roundtrip.float32.*"},
                        Isolation::worker);
-  REQUIRE(r.results.size() == 6);
+  REQUIRE(r.results.size() == 4);
   int crashes = 0, passes = 0;
   for (const auto& c : r.results) {
     if (c.outcome.status == Status::crash) {
@@ -43,7 +43,7 @@ TEST_CASE("a segfault in the library is a crash with the signal and phase; the r
     if (c.outcome.status == Status::pass) ++passes;
   }
   CHECK(crashes == 2);
-  CHECK(passes == 4);
+  CHECK(passes == 2);
   CHECK(r.workers_started == 2);  // the first crash ends a worker; the next case gets a fresh one
 }
 
@@ -62,13 +62,13 @@ TEST_CASE("a hang is a timeout naming the phase") {
 
 TEST_CASE("per-case isolation starts one worker per case") {
   RunResult r = run_on(DLPV_REFERENCE_PLUGIN, {"consumer.roundtrip.*"}, Isolation::per_case);
-  CHECK(r.workers_started == 4);  // one per case (the first also did the up-front load)
+  CHECK(r.workers_started == static_cast<int>(r.results.size()));  // one per case
   for (const auto& c : r.results) CHECK(c.outcome.status == Status::pass);
 }
 
 TEST_CASE("a missing entry point is a load error") {
   RunOptions o;
-  o.subject_paths = {"/lib/x86_64-linux-gnu/libm.so.6"};
+  o.subject_paths = {"/lib/x86_64-linux-gnu/libm.so.6"};  // an ELF library without the entry point
   o.worker_command = {DLPV_VALIDATOR_EXE};
   o.loader = load_plugin_subject;
   CHECK_THROWS_AS(run_cases(o, select_cases({"consumer.roundtrip.*"})), SubjectLoadError);

@@ -100,6 +100,9 @@ struct MadeSpec {
   DeleterKind deleter = DeleterKind::counting;
   bool guard_after_prefix = false; ///< dl_tensor lies in a PROT_NONE page (versioned only)
   bool null_data = false;          ///< zero-size tensors
+  size_t misalign = 0;             ///< shift the element storage by this many bytes
+  DLDevice device{kDLCPU, 0};      ///< the label only: the memory is always host memory
+  bool padded_subbyte = false;     ///< sub-byte dtype stored one element per byte (flag 4)
 };
 
 /// A tensor built by the validator. It owns its buffers for the whole case (so a consumer

@@ -61,8 +61,13 @@ bool applies_to(const CaseInfo& info, const std::string& subject_kind) {
 
 // ---- CaseContext -----------------------------------------------------------------------
 
-CaseContext::CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook)
-    : info_(info), subject_(subject), hook_(std::move(hook)) {}
+CaseContext::CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook, Subject* peer)
+    : info_(info), subject_(subject), peer_(peer), hook_(std::move(hook)) {}
+
+Subject& CaseContext::peer() {
+  if (!peer_) harness_error("a pair case ran without a consumer subject");
+  return *peer_;
+}
 
 const std::string& CaseContext::param(const std::string& key) const {
   static const std::string empty;

@@ -26,9 +26,9 @@ std::string missing_need(const CaseInfo& info, const SubjectInfo& s) {
 }  // namespace
 
 CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
-                                const CaseContext::PhaseHook& hook) {
+                                const CaseContext::PhaseHook& hook, Subject* peer) {
   const auto t0 = std::chrono::steady_clock::now();
-  CaseContext ctx(info, subject, hook);
+  CaseContext ctx(info, subject, hook, peer);
   std::string skipped, harness;
   bool was_skipped = false, had_error = false;
   const std::string need = missing_need(info, subject.info());

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <map>
 #include <set>
 
 namespace dlpv {
@@ -103,8 +104,13 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                         {"message", c.message}, {"expected", c.expected}, {"observed", c.observed}});
     ordered_json params = ordered_json::object();
     for (const auto& [k, v] : r.info->params) params[k] = v;
+    if (r.peer >= 0) {
+      params["producer"] = std::to_string(r.subject);
+      params["consumer"] = std::to_string(r.peer);
+    }
     results.push_back({{"id", r.info->id},
                        {"subject", r.subject},
+                       {"peer", r.peer >= 0 ? ordered_json(r.peer) : ordered_json()},
                        {"title", r.info->title},
                        {"area", r.info->requirements.empty() ? "protocol" : area_of(r.info->requirements.front())},
                        {"role", to_string(r.info->role)},
@@ -123,6 +129,18 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"baseline", nullptr}});
   }
   rec["results"] = results;
+
+  // Producer x consumer matrix of the pair cases: counts by status per ordered pair.
+  std::map<std::pair<int, int>, std::map<std::string, int>> cells;
+  for (const CaseResult& r : run.results)
+    if (r.peer >= 0) cells[{r.subject, r.peer}][to_string(r.outcome.status)]++;
+  ordered_json matrix = ordered_json::array();
+  for (const auto& [key, counts] : cells) {
+    ordered_json c = ordered_json::object();
+    for (const auto& [status, n] : counts) c[status] = n;
+    matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
+  }
+  rec["pair_matrix"] = matrix;
   rec["summary"] = ordered_json::object();
   rec["baseline_report"] = nullptr;
   reports::finalize_summary(rec);

@@ -4,26 +4,37 @@ validator lists, at least one mutant in the table must make it end other than `p
 (The mutant tests themselves check that those statuses really occur.)"""
 import argparse
 import fnmatch
+import shlex
 import subprocess
 import sys
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--validator", required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--validator")
+    who.add_argument("--command", help='command line instead of --validator ("python3 -m validator")')
+    ap.add_argument("--only", help="check only case ids matching this glob")
     ap.add_argument("--expectations", required=True)
     args = ap.parse_args()
-    listing = subprocess.run([args.validator, "--list"], capture_output=True, text=True, check=True)
+    prefix = shlex.split(args.command) if args.command else [args.validator]
+    listing = subprocess.run(prefix + ["--list"], capture_output=True, text=True, check=True)
     ids = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+    if args.only:
+        ids = [cid for cid in ids if fnmatch.fnmatchcase(cid, args.only)]
     mutants = []  # per mutant, its ordered (glob, status) rules: the first match wins
     for line in open(args.expectations):
         if not line.strip():
             continue
-        name, expect = line.strip().split("|", 1)
-        mutants.append((name, [tuple(item.split("=", 1)) for item in expect.split(",")]))
+        name, expect, extra = (line.rstrip("\n").split("|") + [""])[:3]
+        # A mutant run restricted by --filter proves only the cases it actually runs.
+        filters = [a.split("=", 1)[1] for a in extra.split(",") if a.startswith("--filter=")]
+        mutants.append((name, [tuple(item.split("=", 1)) for item in expect.split(",")], filters))
 
     def caught(cid):
-        for _, rules in mutants:
+        for _, rules, filters in mutants:
+            if filters and not any(fnmatch.fnmatchcase(cid, f) for f in filters):
+                continue
             first = next((s for g, s in rules if fnmatch.fnmatchcase(cid, g)), None)
             if first not in (None, "pass", "skip"):
                 return True

@@ -76,10 +76,12 @@ struct CaseHarnessError { std::string message; };
 class CaseContext {
  public:
   using PhaseHook = std::function<void(const std::string&)>;
-  CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook = {});
+  CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook = {}, Subject* peer = nullptr);
 
   const CaseInfo& info() const { return info_; }
   Subject& subject() { return subject_; }
+  /// Pair cases: the consumer side (subject() is the producer side).
+  Subject& peer();
   const std::string& param(const std::string& key) const;
 
   /// Announce the phase the case enters (export, import, read, release, deleter ...). The
@@ -110,6 +112,7 @@ class CaseContext {
  private:
   const CaseInfo& info_;
   Subject& subject_;
+  Subject* peer_ = nullptr;
   PhaseHook hook_;
   std::string phase_ = "setup";
   std::vector<Check> checks_;

@@ -30,6 +30,7 @@ struct RunOptions {
 struct CaseResult {
   const CaseInfo* info = nullptr;
   int subject = 0;
+  int peer = -1;  ///< pair cases: the consumer subject
   CaseOutcome outcome;
 };
 
@@ -51,7 +52,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
 /// Run one case in this process (what a worker does per case). Missing capabilities and a
 /// legacy-only subject turn into reasoned skips here.
 CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
-                                const CaseContext::PhaseHook& hook);
+                                const CaseContext::PhaseHook& hook, Subject* peer = nullptr);
 
 /// Entry point of a worker process: `WORKER_COMMAND --internal-worker SUBJECT...`; `specs`
 /// are the subjects after that flag. Reads commands on fd 3 and writes events on fd 4.

@@ -1,0 +1,140 @@
+// cases/pair.cpp: the exchange itself, for every ordered pair of loaded subjects (a subject
+// with itself included): A exports, B imports, B reads back, B releases, and A's deleter
+// runs exactly once, counted by a trampoline the validator puts in front of it
+// (DEL-02, LAYOUT-01, and the producer x consumer matrix of the report).
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "support/helpers.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+// The trampoline: the managed struct keeps the producer's manager_ctx; only the deleter
+// pointer is swapped, and the original is found again by the struct's address.
+struct Interposed {
+  void (*versioned)(DLManagedTensorVersioned*) = nullptr;
+  void (*legacy)(DLManagedTensor*) = nullptr;
+  int calls = 0;
+};
+std::mutex g_mutex;
+std::map<const void*, Interposed> g_interposed;
+
+void versioned_trampoline(DLManagedTensorVersioned* self) {
+  void (*original)(DLManagedTensorVersioned*) = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_interposed.find(self);
+    if (it == g_interposed.end()) return;
+    if (++it->second.calls > 1) return;  // a second call must not reach the producer twice
+    original = it->second.versioned;
+  }
+  original(self);  // the trampoline stays in place: a second call is counted, not forwarded
+}
+
+void legacy_trampoline(DLManagedTensor* self) {
+  void (*original)(DLManagedTensor*) = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_interposed.find(self);
+    if (it == g_interposed.end()) return;
+    if (++it->second.calls > 1) return;
+    original = it->second.legacy;
+  }
+  original(self);
+}
+
+int calls_of(const void* key) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_interposed[key].calls;
+}
+
+void exchange(CaseContext& ctx) {
+  const bool versioned = ctx.param("version") == "versioned";
+  const DLDataType dtype = *dtype_from_name(ctx.param("dtype"));
+  const uint32_t layout = *layout_from_name(ctx.param("layout"));
+  Subject& consumer = ctx.peer();
+  const char* import_need = versioned ? "import_versioned" : "import_legacy";
+  for (const char* need : {import_need, "read_array", "release_array"})
+    if (!consumer.info().has(need))
+      ctx.skip(fmt::format("consumer subject {} does not implement {}", consumer.info().index, need));
+
+  Request r(dtype, {3, 4}, layout);
+  Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-01");
+  const void* key = e.v ? static_cast<const void*>(e.v) : static_cast<const void*>(e.l);
+  const bool has_deleter = e.v ? e.v->deleter != nullptr : e.l->deleter != nullptr;
+  if (has_deleter) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    Interposed& slot = g_interposed[key];
+    slot = Interposed{};
+    if (e.v) { slot.versioned = e.v->deleter; e.v->deleter = &versioned_trampoline; }
+    else { slot.legacy = e.l->deleter; e.l->deleter = &legacy_trampoline; }
+  } else {
+    ctx.note("the producer's tensor has no deleter: deleter accounting not possible");
+  }
+
+  ctx.phase("import");
+  void* array = nullptr;
+  const int rc = versioned ? consumer.import_versioned(e.v, &array) : consumer.import_legacy(e.l, &array);
+  if (rc != DLPV_OK || !array) {
+    if (has_deleter)
+      ctx.check_as(Severity::must, calls_of(key) == 0, "DEL-08",
+                   "a consumer refusing the tensor does not call its deleter", "0 calls",
+                   std::to_string(calls_of(key)));
+    ctx.skip(fmt::format("the consumer refused the producer's {} {} {} tensor cleanly ({}): {}",
+                         ctx.param("layout"), ctx.param("dtype"), kind_name(versioned), rc,
+                         consumer.last_error()));
+  }
+  Exported owned_by_consumer = std::move(e);  // from here the consumer owns it
+  owned_by_consumer.v = nullptr;
+  owned_by_consumer.l = nullptr;
+  if (has_deleter)
+    ctx.check_as(Severity::must, calls_of(key) == 0, "DEL-02",
+                 "the producer's deleter does not run while the consumer's array is alive", "0 calls",
+                 std::to_string(calls_of(key)));
+  ctx.phase("read");
+  const std::vector<uint8_t> want = expected_bytes(dtype, r.shape, layout);
+  std::vector<uint8_t> got(want.size(), 0xEE);
+  if (consumer.read_array(array, got.data(), got.size()) != DLPV_OK)
+    ctx.harness_error("read_array failed: " + consumer.last_error());
+  const std::string diff = describe_mismatch(dtype, want, got);
+  ctx.check(diff.empty(), "LAYOUT-01",
+            "the consumer sees exactly the producer's elements (both read the struct the same way)",
+            "the reference pattern", diff);
+  ctx.phase("release");
+  consumer.release_array(array);
+  if (has_deleter)
+    ctx.check_as(Severity::must, calls_of(key) == 1, "DEL-02",
+                 "the consumer's release runs the producer's deleter exactly once", "1 call",
+                 fmt::format("{} call(s)", calls_of(key)));
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_interposed.erase(key);
+}
+
+}  // namespace
+}  // namespace dlpv::cases
+
+DLPV_CASE_UNIT(pair) {
+  using namespace dlpv;
+  const std::pair<const char*, const char*> combos[] = {
+      {"float32", "contiguous"}, {"int64", "fortran"}, {"float32", "strided"}, {"float32", "offset"},
+      {"bool", "contiguous"},    {"complex64", "contiguous"}, {"float16", "reversed"}};
+  for (bool versioned : {true, false}) {
+    for (const auto& [dtype, layout] : combos) {
+      CaseInfo c;
+      const std::string kind = cases::kind_name(versioned);
+      c.id = fmt::format("pair.{}.{}.{}", dtype, layout, kind);
+      c.title = fmt::format("{} {} {} tensor from producer to consumer: same elements, deleter once",
+                            kind, layout, dtype);
+      c.requirements = {"DEL-02", "LAYOUT-01"};
+      c.role = Role::pair;
+      c.params = {{"dtype", dtype}, {"layout", layout}, {"version", kind}};
+      c.needs = {versioned ? "export_versioned" : "export_legacy"};
+      c.body = cases::exchange;
+      reg.add(std::move(c));
+    }
+  }
+}

@@ -106,13 +106,24 @@ std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>
 
 // ---- gathering -------------------------------------------------------------------------
 
-bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why) {
+namespace {
+// Bounds on what the inspector will read for one tensor: the validator's own tensors are tiny,
+// and a garbage field must not make it allocate or copy gigabytes.
+constexpr uint64_t kMaxGatherBytes = uint64_t{256} << 20;  // the compact copy it returns
+constexpr uint64_t kMaxWindowBytes = uint64_t{64} << 20;   // one read of the addressed span
+constexpr int64_t kMaxElementReads = int64_t{1} << 16;     // element-wise reads of a sparse span
+}  // namespace
+
+bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::string& why) {
   out.clear();
+  // The struct lives in the library's memory: work on a copy read without trusting it.
+  DLTensor t{};
+  if (!safe_read(&tensor, &t, sizeof t)) { why = "the DLTensor struct is unreadable"; return false; }
   if (t.ndim < 0 || t.ndim > 1024) { why = fmt::format("ndim {} is implausible", t.ndim); return false; }
   const int32_t nd = t.ndim;
   std::vector<int64_t> shape(static_cast<size_t>(nd)), strides;
   if (nd > 0 && !safe_read(t.shape, shape.data(), sizeof(int64_t) * static_cast<size_t>(nd))) {
-    why = "shape array is unreadable";
+    why = t.shape ? "shape array is unreadable" : "shape is NULL";
     return false;
   }
   int64_t n = 1;
@@ -131,11 +142,19 @@ bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& 
   }
   if (n == 0) return true;
   if (t.dtype.bits == 0) { why = "dtype bits is 0"; return false; }
+  // Size of the compact copy, with overflow checks (lanes 0 counts as 1, as element_bytes does).
+  const uint64_t lanes = t.dtype.lanes ? t.dtype.lanes : 1u;
+  uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(n), lanes * t.dtype.bits, &total_bits) ||
+      total_bits / 8 > kMaxGatherBytes) {
+    why = fmt::format("{} elements of {} bits x {} lanes is an implausible size", n, t.dtype.bits, lanes);
+    return false;
+  }
   const size_t es = element_bytes(t.dtype);
-  const char* base = static_cast<const char*>(t.data);
-  if (!base) { why = "data is NULL for a non-empty tensor"; return false; }
-  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(base), t.byte_offset,
-                             reinterpret_cast<uintptr_t*>(&base))) {
+  const uintptr_t data = reinterpret_cast<uintptr_t>(t.data);
+  if (!data) { why = "data is NULL for a non-empty tensor"; return false; }
+  uintptr_t base = 0;
+  if (__builtin_add_overflow(data, t.byte_offset, &base)) {
     why = "data + byte_offset overflows the address space";
     return false;
   }
@@ -144,8 +163,12 @@ bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& 
       why = "non-compact strides on a packed sub-byte dtype (addressing undefined, A15)";
       return false;
     }
-    out.resize(dlpv_pattern_nbytes(t.dtype, n));
-    if (!safe_read(base, out.data(), out.size())) { why = "data bytes are unreadable"; return false; }
+    out.resize(static_cast<size_t>((total_bits + 7) / 8));
+    if (!safe_read(reinterpret_cast<const void*>(base), out.data(), out.size())) {
+      out.clear();
+      why = "data bytes are unreadable";
+      return false;
+    }
     return true;
   }
   // Span in elements, with overflow checks, before touching memory.
@@ -158,30 +181,66 @@ bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& 
       return false;
     }
   }
-  int64_t span_elems = hi - lo + 1, span_bytes = 0;
-  if (__builtin_mul_overflow(span_elems, static_cast<int64_t>(es), &span_bytes) ||
-      span_bytes > (int64_t{1} << 32)) {
-    why = fmt::format("strides address an implausible span ({} elements)", span_elems);
+  int64_t span_elems = 0, span_bytes = 0, lo_bytes = 0;
+  if (__builtin_sub_overflow(hi, lo, &span_elems) || __builtin_add_overflow(span_elems, 1, &span_elems) ||
+      __builtin_mul_overflow(span_elems, static_cast<int64_t>(es), &span_bytes) ||
+      __builtin_mul_overflow(lo, static_cast<int64_t>(es), &lo_bytes)) {
+    why = "strides address a span that overflows int64";
     return false;
   }
-  std::vector<char> window(static_cast<size_t>(span_bytes));
-  const char* first = base + lo * static_cast<int64_t>(es);
-  if (!safe_read(first, window.data(), window.size())) {
-    why = fmt::format("the {} bytes the strides address (from data{:+}) are not all readable",
-                      span_bytes, lo * static_cast<int64_t>(es));
+  // Address of the lowest byte addressed and one past the highest, without wrapping.
+  const uint64_t below = static_cast<uint64_t>(0) - static_cast<uint64_t>(lo_bytes);  // lo <= 0
+  uintptr_t first = 0, last = 0;
+  if (below > base || __builtin_add_overflow(base - below, static_cast<uint64_t>(span_bytes), &last)) {
+    why = fmt::format("strides address {} bytes from data{:+}: beyond the address space", span_bytes, lo_bytes);
     return false;
   }
+  first = base - below;
   out.resize(static_cast<size_t>(n) * es);
   std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = -lo;
-    for (int32_t i = 0; i < nd; ++i) off += idx[static_cast<size_t>(i)] * strides[static_cast<size_t>(i)];
-    std::memcpy(out.data() + static_cast<size_t>(k) * es, window.data() + off * static_cast<int64_t>(es), es);
-    for (int32_t i = nd; i-- > 0;) {
-      if (++idx[static_cast<size_t>(i)] < shape[static_cast<size_t>(i)]) break;
-      idx[static_cast<size_t>(i)] = 0;
+  auto each_element = [&](auto&& copy_one) {
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t off = -lo;  // in elements from `first`; within [0, span_elems) by construction
+      for (int32_t i = 0; i < nd; ++i) off += idx[static_cast<size_t>(i)] * strides[static_cast<size_t>(i)];
+      if (!copy_one(out.data() + static_cast<size_t>(k) * es, static_cast<uint64_t>(off) * es)) return false;
+      for (int32_t i = nd; i-- > 0;) {
+        if (++idx[static_cast<size_t>(i)] < shape[static_cast<size_t>(i)]) break;
+        idx[static_cast<size_t>(i)] = 0;
+      }
     }
+    return true;
+  };
+  if (static_cast<uint64_t>(span_bytes) <= kMaxWindowBytes) {
+    // One read of the whole span, then gather from the local copy.
+    std::vector<char> window(static_cast<size_t>(span_bytes));
+    if (!safe_read(reinterpret_cast<const void*>(first), window.data(), window.size())) {
+      out.clear();
+      why = fmt::format("the {} bytes the strides address (from data{:+}) are not all readable",
+                        span_bytes, lo_bytes);
+      return false;
+    }
+    each_element([&](uint8_t* dst, uint64_t at) { std::memcpy(dst, window.data() + at, es); return true; });
+    return true;
   }
+  // A sparse span (huge strides over few elements): read the elements one by one.
+  if (n > kMaxElementReads) {
+    out.clear();
+    why = fmt::format("strides address an implausible span ({} bytes for {} elements)", span_bytes, n);
+    return false;
+  }
+  uint64_t bad_at = 0;
+  const bool ok = each_element([&](uint8_t* dst, uint64_t at) {
+    if (safe_read(reinterpret_cast<const void*>(first + at), dst, es)) return true;
+    bad_at = at;
+    return false;
+  });
+  if (!ok) {
+    out.clear();
+    why = fmt::format("strides address {} bytes from data{:+}; the element at data{:+} is not readable",
+                      span_bytes, lo_bytes, static_cast<int64_t>(bad_at) + lo_bytes);
+    return false;
+  }
+  (void)last;
   return true;
 }
 
@@ -227,13 +286,30 @@ std::string describe_mismatch(DLDataType dtype, const std::vector<uint8_t>& want
 
 // ---- the inspector ---------------------------------------------------------------------
 
-void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const InspectOptions& opt,
+namespace {
+bool is_aligned(const void* p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+}  // namespace
+
+void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const InspectOptions& opt,
                     std::vector<Finding>& out) {
   auto add = [&](const char* req, Severity sev, bool ok, std::string msg, std::string exp = {},
                  std::string obs = {}) {
     out.push_back(Finding{req, sev, ok, std::move(msg), std::move(exp), std::move(obs)});
     return ok;
   };
+  // The struct itself lives in the library's memory: copy it without trusting the pointer,
+  // and judge only the copy.
+  DLTensor t{};
+  if (!add("LAYOUT-01", Severity::must, safe_read(&tensor, &t, sizeof t),
+           "the DLTensor struct is readable memory", "readable",
+           fmt::format("unreadable at {}", static_cast<const void*>(&tensor))))
+    return;
+  add("LAYOUT-01", Severity::must, is_aligned(&tensor, alignof(DLTensor)),
+      "the managed tensor struct is aligned for its type",
+      fmt::format("address multiple of {}", alignof(DLTensor)),
+      fmt::format("{}", static_cast<const void*>(&tensor)));
   const int32_t nd_want = static_cast<int32_t>(want.shape.size());
   if (!add("LAYOUT-01", Severity::must, t.ndim >= 0 && t.ndim <= 1024,
            "ndim is plausible (0..1024); an implausible value suggests the wrong struct kind",
@@ -251,6 +327,9 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
              "shape points to ndim readable entries", "readable int64[" + std::to_string(t.ndim) + "]",
              t.shape ? "unreadable pointer" : "NULL"))
       return;
+    add("LAYOUT-05", Severity::must, is_aligned(t.shape, alignof(int64_t)),
+        "shape is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
+        fmt::format("{}", static_cast<const void*>(t.shape)));
   }
   if (!add("LAYOUT-05", Severity::must, shape == want.shape, "shape equals the array's shape",
            shape_text(want.shape.data(), nd_want), shape_text(shape.data(), t.ndim)))
@@ -315,6 +394,9 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
     if (!add("LAYOUT-04", Severity::must, safe_read(t.strides, st.data(), st.size() * sizeof(int64_t)),
              "strides point to ndim readable entries", "readable", "unreadable pointer"))
       return;
+    add("LAYOUT-04", Severity::must, is_aligned(t.strides, alignof(int64_t)),
+        "strides is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
+        fmt::format("{}", static_cast<const void*>(t.strides)));
     // Strides in bytes are the classic bug: every significant stride is itemsize x ours.
     const int64_t es = static_cast<int64_t>(element_bytes(t.dtype));
     bool bytes_like = es > 1 && n > 1, any_significant = false;

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
 #include <dlpack_validate/subject.hpp>
+#include <dlpack_validate/tensor.hpp>
 #include <elf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -122,18 +123,36 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
         "dlpack_validate/plugin.h)", path, DLPV_ENTRY_POINT)};
   const DLPVPlugin* table = entry();
   if (!table) throw SubjectLoadError{fmt::format("'{}': {}() returned NULL", path, DLPV_ENTRY_POINT)};
-  if (table->abi_version != DLPV_ABI_VERSION)
+  // The table comes from the library: read it defensively (abi_version first, since a table
+  // of another ABI version may be shorter), then use only what was read.
+  uint32_t abi = 0;
+  if (!safe_read(&table->abi_version, &abi, sizeof abi))
+    throw SubjectLoadError{fmt::format("'{}': {}() returned an unreadable pointer ({})", path,
+                                       DLPV_ENTRY_POINT, static_cast<const void*>(table))};
+  if (abi != DLPV_ABI_VERSION)
     throw SubjectLoadError{fmt::format("'{}': plugin ABI version {} is not supported (this "
                                        "validator speaks version {})",
-                                       path, table->abi_version, DLPV_ABI_VERSION)};
-  if (!table->name) throw SubjectLoadError{fmt::format("'{}': plugin table has no name", path)};
+                                       path, abi, DLPV_ABI_VERSION)};
+  DLPVPlugin copy;
+  if (!safe_read(table, &copy, sizeof copy))
+    throw SubjectLoadError{fmt::format("'{}': the plugin table returned by {}() is not readable "
+                                       "in full", path, DLPV_ENTRY_POINT)};
+  if (!copy.name) throw SubjectLoadError{fmt::format("'{}': plugin table has no name", path)};
+  std::string plugin_name;  // at most 256 bytes of it
+  for (char c = 1; plugin_name.size() < 256;) {
+    if (!safe_read(copy.name + plugin_name.size(), &c, 1))
+      throw SubjectLoadError{fmt::format("'{}': the plugin table's name points to unreadable memory",
+                                         path)};
+    if (c == 0) break;
+    plugin_name.push_back(c);
+  }
 
   SubjectInfo info;
   info.index = index;
   info.kind = "plugin";
   info.path = resolved;
-  info.name = table->name;
-  info.dlpack_version = table->dlpack_version;
+  info.name = plugin_name;
+  info.dlpack_version = copy.dlpack_version;
   const std::pair<const char*, bool> caps[] = {
       {"export_versioned", table->export_versioned != nullptr},
       {"export_legacy", table->export_legacy != nullptr},

@@ -9,13 +9,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <memory>
 
 #include "protocol.hpp"
@@ -47,6 +50,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kTailBytes = 64 * 1024;
+/// An event line longer than this is not the worker's: dropped, so memory stays bounded.
+constexpr size_t kMaxEventBytes = 16 * 1024 * 1024;
+/// worker.cpp's exit status when its event pipe is gone.
+constexpr int kExitLostEvents = 120;
+constexpr const char* kMemoryLimitVar = "DLPV_MEMORY_LIMIT_MIB";
+
+/// The workers' memory limit in MiB (0 = none): $DLPV_MEMORY_LIMIT_MIB when set, else half
+/// of the memory this machine (or its cgroup) has, at least 1 GiB.
+unsigned long long memory_limit_mib() {
+  if (const char* text = std::getenv(kMemoryLimitVar); text && *text) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(text, &end, 10);
+    if (!*end) return v;
+  }
+  unsigned long long bytes = static_cast<unsigned long long>(sysconf(_SC_PHYS_PAGES)) *
+                             static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
+  std::ifstream cg("/sys/fs/cgroup/memory.max");
+  unsigned long long cg_bytes = 0;
+  if (cg >> cg_bytes && cg_bytes > 0 && cg_bytes < bytes) bytes = cg_bytes;
+  return std::max<unsigned long long>(bytes / 2 >> 20, 1024);
+}
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -67,7 +91,7 @@ class Worker {
   ~Worker() { kill_and_reap(); }
 
   bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
-             std::string& err) {
+             unsigned long long memory_limit_mib, std::string& err) {
     int ctl[2], evt[2], out[2], errp[2];
     if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
         pipe2(errp, O_CLOEXEC)) {
@@ -99,7 +123,15 @@ class Worker {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), environ);
+    // The environment, with the memory limit the worker applies to itself.
+    const std::string prefix = std::string(kMemoryLimitVar) + "=";
+    std::string limit = prefix + std::to_string(memory_limit_mib);
+    std::vector<char*> envp;
+    for (char** e = environ; e && *e; ++e)
+      if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) envp.push_back(*e);
+    envp.push_back(limit.data());
+    envp.push_back(nullptr);
+    int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close(ctl[0]);
@@ -115,6 +147,7 @@ class Worker {
       err = std::string("cannot start worker: ") + std::strerror(rc);
       return false;
     }
+    pgid_ = pid_;
     return true;
   }
 
@@ -139,46 +172,53 @@ class Worker {
         std::string line = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
         ev = nlohmann::json::parse(line, nullptr, false);
-        if (ev.is_discarded()) continue;  // not ours; ignore
+        if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
         return Wait::event;
       }
       if (evt_eof_) return Wait::eof;
+      if (pid_ < 0) {
+        // The worker is gone but someone (a child the library forked) still holds the
+        // pipe: take what the worker wrote, then treat the pipe as closed.
+        while (pump(0) > 0) {}
+        if (buf_.find('\n') == std::string::npos) evt_eof_ = true;
+        continue;
+      }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return Wait::timeout;
-      pump(static_cast<int>(std::min<long long>(left, 1000)));
+      if (pump(static_cast<int>(std::min<long long>(left, 100))) == 0) try_reap();
     }
   }
 
   /// After EOF on the event fd: collect the remaining output briefly, then the exit status.
   int reap(int grace_ms = 2000) {
     auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
-    int status = 0;
     while (pid_ > 0) {
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) { pid_ = -1; break; }
+      if (try_reap()) break;
       if (Clock::now() > until) {  // closed its fds but keeps running: end it
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        pid_ = -1;
+        kill(-pgid_, SIGKILL);
+        wait_for(0);
         break;
       }
       pump(20);
     }
+    kill_leftovers();
     pump(0);
-    return status;
+    return status_;
   }
 
   void kill_and_reap() {
     if (pid_ > 0) {
-      kill(-pid_, SIGKILL);
+      kill(-pgid_, SIGKILL);
       kill(pid_, SIGKILL);
-      int status;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
+      wait_for(0);
     }
+    kill_leftovers();
     for (int* fd : {&ctl_, &evt_, &out_, &err_})
       if (*fd >= 0) { close(*fd); *fd = -1; }
   }
+
+  /// Peak resident memory of the (reaped) worker, in KiB.
+  long max_rss_kib() const { return max_rss_kib_; }
 
   void close_commands() {
     if (ctl_ >= 0) { close(ctl_); ctl_ = -1; }
@@ -189,17 +229,47 @@ class Worker {
   const std::string& tail() const { return tail_; }
 
  private:
-  void pump(int timeout_ms) {
+  /// Whether the worker has ended (reaping it if so); never blocks.
+  bool try_reap() { return pid_ < 0 || wait_for(WNOHANG); }
+
+  bool wait_for(int flags) {
+    int status = 0;
+    rusage ru{};
+    pid_t r;
+    do r = wait4(pid_, &status, flags, &ru); while (r < 0 && errno == EINTR);
+    if (r != pid_) return false;
+    status_ = status;
+    max_rss_kib_ = ru.ru_maxrss;
+    pid_ = -1;
+    return true;
+  }
+
+  /// Whatever the library forked stays in the worker's process group: end it with the worker.
+  void kill_leftovers() {
+    if (pid_ < 0 && pgid_ > 0) {
+      kill(-pgid_, SIGKILL);
+      pgid_ = -1;
+    }
+  }
+
+  /// Read what is there (waiting up to timeout_ms); returns the event bytes read.
+  size_t pump(int timeout_ms) {
     pollfd fds[3] = {{evt_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
     int n = poll(fds, 3, timeout_ms);
-    if (n <= 0) return;
+    if (n <= 0) return 0;
+    size_t event_bytes = 0;
     char chunk[65536];
     for (int i = 0; i < 3; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
       if (r > 0) {
         if (i == 0) {
+          event_bytes += static_cast<size_t>(r);
           buf_.append(chunk, static_cast<size_t>(r));
+          if (buf_.size() > kMaxEventBytes && buf_.find('\n') == std::string::npos) {
+            buf_.clear();  // a runaway line is not a protocol event: keep memory bounded
+            buf_ = "\x01";  // and make sure its remainder cannot parse as one
+          }
         } else {
           tail_.append(chunk, static_cast<size_t>(r));
           if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
@@ -211,10 +281,13 @@ class Worker {
         *fd = -1;
       }
     }
+    return event_bytes;
   }
 
-  pid_t pid_ = -1;
+  pid_t pid_ = -1, pgid_ = -1;
   int ctl_ = -1, evt_ = -1, out_ = -1, err_ = -1;
+  int status_ = 0;
+  long max_rss_kib_ = 0;
   bool evt_eof_ = false;
   std::string buf_, tail_;
 };
@@ -228,38 +301,62 @@ std::string iso_now() {
   return b;
 }
 
-std::string death_text(int status, std::string* signal_out) {
+std::string death_text(int status, std::string* signal_out, long max_rss_kib,
+                       unsigned long long limit_mib) {
+  std::string text;
   if (WIFSIGNALED(status)) {
     *signal_out = signal_text(WTERMSIG(status));
-    return "killed by " + *signal_out;
-  }
-  if (WIFEXITED(status))
-    return fmt::format("the process exited with status {} in the middle of the case "
+    text = "killed by " + *signal_out;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == kExitLostEvents) {
+    text = fmt::format("the worker lost its event pipe and exited with status {} (did the "
+                       "library close or take over file descriptors it does not own?)",
+                       kExitLostEvents);
+  } else if (WIFEXITED(status)) {
+    text = fmt::format("the process exited with status {} in the middle of the case "
                        "(exit() called by the library?)", WEXITSTATUS(status));
-  return "the worker ended abnormally";
+  } else {
+    text = "the worker ended abnormally";
+  }
+  // A failed allocation rarely says so: a crash near the limit is most likely one.
+  const unsigned long long peak_mib = static_cast<unsigned long long>(max_rss_kib) >> 10;
+  if (limit_mib > 0 && peak_mib * 2 >= limit_mib)
+    text += fmt::format(" after using {} MiB of its {} MiB memory limit (out of memory? "
+                        "the limit is {}=N, 0 for none)", peak_mib, limit_mib, kMemoryLimitVar);
+  return text;
 }
 
 class Supervisor {
  public:
-  Supervisor(const RunOptions& o, RunResult& r) : opt_(o), run_(r) {}
+  Supervisor(const RunOptions& o, RunResult& r)
+      : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()) {}
 
   /// Start a worker and complete its handshake. Returns false (with `out` filled) when the
   /// worker died or hung while loading; throws SubjectLoadError on a clean load error.
   bool start(CaseOutcome& out) {
     worker_ = std::make_unique<Worker>();
     std::string err;
-    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, err)) throw std::runtime_error(err);
+    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err))
+      throw std::runtime_error(err);
     ++run_.workers_started;
     nlohmann::json ev;
     auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
     Worker::Wait w = worker_->next(ev, deadline);
-    if (w == Worker::Wait::event && ev.value("event", "") == "hello") {
-      if (run_.subjects.empty())
-        for (const auto& s : ev["subjects"]) run_.subjects.push_back(protocol::subject_from_json(s));
+    const std::string kind = w == Worker::Wait::event ? event_kind(ev) : "";
+    if (kind == "hello") {
+      if (run_.subjects.empty()) {
+        try {
+          for (const auto& s : ev.at("subjects")) run_.subjects.push_back(protocol::subject_from_json(s));
+        } catch (const nlohmann::json::exception& e) {
+          throw std::runtime_error(std::string("malformed hello from the worker: ") + e.what());
+        }
+      }
       return true;
     }
-    if (w == Worker::Wait::event && ev.value("event", "") == "load_error")
-      throw SubjectLoadError{ev.value("message", "cannot load subject")};
+    if (kind == "load_error") {
+      const auto msg = ev.find("message");
+      throw SubjectLoadError{msg != ev.end() && msg->is_string() ? msg->get<std::string>()
+                                                                 : "cannot load subject"};
+    }
     out = CaseOutcome{};
     out.phase = "load";
     if (w == Worker::Wait::timeout) {
@@ -269,34 +366,48 @@ class Supervisor {
     } else {
       out.status = Status::crash;
       int status = worker_->reap();
-      out.message = "while loading the subject: " + death_text(status, &out.signal);
+      out.message = "while loading the subject: " +
+                    death_text(status, &out.signal, worker_->max_rss_kib(), memory_limit_mib_);
     }
     out.output_tail = worker_->tail();
     worker_.reset();
     return false;
   }
 
-  CaseOutcome run_one(const CaseInfo& info, int subject) {
+  CaseOutcome run_one(const CaseInfo& info, int subject, int peer = -1) {
+    const std::string command = peer >= 0 ? fmt::format("run {} {} {}\n", subject, info.id, peer)
+                                          : fmt::format("run {} {}\n", subject, info.id);
     CaseOutcome out;
     if (!worker_ && !start(out)) return out;
     worker_->clear_tail();
     const auto t0 = Clock::now();
     std::string phase = "setup";
-    if (!worker_->send(fmt::format("run {} {}\n", subject, info.id))) {
+    if (!worker_->send(command)) {
       // The worker is gone (it died after its last result): retry once with a fresh one.
       worker_.reset();
       if (!start(out)) return out;
-      worker_->send(fmt::format("run {} {}\n", subject, info.id));
+      worker_->send(command);
     }
     const auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
     for (;;) {
       nlohmann::json ev;
       Worker::Wait w = worker_->next(ev, deadline);
       if (w == Worker::Wait::event) {
-        const std::string kind = ev.value("event", "");
-        if (kind == "phase") { phase = ev.value("phase", phase); continue; }
+        const std::string kind = event_kind(ev);
+        if (kind == "phase") {
+          const auto p = ev.find("phase");
+          if (p != ev.end() && p->is_string()) phase = p->get<std::string>();
+          continue;
+        }
         if (kind != "result") continue;
-        out = protocol::outcome_from_json(ev["outcome"]);
+        try {
+          out = protocol::outcome_from_json(ev.at("outcome"));
+        } catch (const nlohmann::json::exception& e) {
+          out = CaseOutcome{};
+          out.status = Status::error;
+          out.phase = phase;
+          out.message = std::string("malformed result from the worker: ") + e.what();
+        }
         if (out.status != Status::pass) out.output_tail = worker_->tail();
         break;
       }
@@ -311,7 +422,8 @@ class Supervisor {
       } else {
         out.status = Status::crash;
         int status = worker_->reap();
-        out.message = death_text(status, &out.signal) + " in phase '" + phase + "'";
+        out.message = death_text(status, &out.signal, worker_->max_rss_kib(), memory_limit_mib_) +
+                      " in phase '" + phase + "'";
       }
       out.output_tail = worker_->tail();
       worker_.reset();
@@ -334,11 +446,37 @@ class Supervisor {
   }
 
  private:
+  static std::string event_kind(const nlohmann::json& ev) {
+    const auto k = ev.find("event");
+    return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
+  }
+
   const RunOptions& opt_;
   RunResult& run_;
+  const unsigned long long memory_limit_mib_;
   std::unique_ptr<Worker> worker_;
 };
 
+}  // namespace
+
+namespace {
+/// Deterministic order: per subject, cases by id; a pair case once per consumer subject.
+std::vector<CaseResult> plan(const std::vector<const CaseInfo*>& cases,
+                             const std::vector<SubjectInfo>& subjects) {
+  std::vector<CaseResult> out;
+  for (size_t s = 0; s < subjects.size(); ++s) {
+    for (const CaseInfo* c : cases) {
+      if (!applies_to(*c, subjects[s].kind)) continue;
+      if (c->role != Role::pair) {
+        out.push_back({c, static_cast<int>(s), -1, {}});
+        continue;
+      }
+      for (size_t p = 0; p < subjects.size(); ++p)
+        if (applies_to(*c, subjects[p].kind)) out.push_back({c, static_cast<int>(s), static_cast<int>(p), {}});
+    }
+  }
+  return out;
+}
 }  // namespace
 
 RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases) {
@@ -352,25 +490,15 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
       subjects.push_back(options.loader(options.subject_paths[i], static_cast<int>(i)));
       run.subjects.push_back(subjects.back()->info());
     }
-    for (size_t s = 0; s < subjects.size(); ++s) {
-      for (const CaseInfo* c : cases) {
-        if (!applies_to(*c, subjects[s]->info().kind)) continue;
-        run.results.push_back({c, static_cast<int>(s), run_case_in_process(*c, *subjects[s], {})});
-      }
-    }
+    run.results = plan(cases, run.subjects);
+    for (CaseResult& r : run.results)
+      r.outcome = run_case_in_process(*r.info, *subjects[static_cast<size_t>(r.subject)], {},
+                                      r.peer >= 0 ? subjects[static_cast<size_t>(r.peer)].get() : nullptr);
   } else {
     Supervisor sup(options, run);
     CaseOutcome load_failure;
     // Load once up front so a clean load error is bad input before any case runs.
     const bool loaded = sup.start(load_failure);
-    for (size_t s = 0; s < options.subject_paths.size(); ++s) {
-      for (const CaseInfo* c : cases) {
-        if (loaded && !applies_to(*c, run.subjects[s].kind)) continue;
-        CaseOutcome out = loaded ? sup.run_one(*c, static_cast<int>(s)) : load_failure;
-        run.results.push_back({c, static_cast<int>(s), std::move(out)});
-      }
-    }
-    sup.finish();
     if (!loaded && run.subjects.empty()) {
       for (size_t i = 0; i < options.subject_paths.size(); ++i) {
         SubjectInfo info;
@@ -382,6 +510,10 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
         run.subjects.push_back(info);
       }
     }
+    run.results = plan(cases, run.subjects);
+    for (CaseResult& r : run.results)
+      r.outcome = loaded ? sup.run_one(*r.info, r.subject, r.peer) : load_failure;
+    sup.finish();
   }
   run.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return run;

@@ -2,6 +2,7 @@
 // runs the cases the supervisor names, one at a time, streaming a result per case.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/runner.hpp>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -9,22 +10,79 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "protocol.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DLPV_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLPV_UNDER_ASAN 1
+#endif
+#endif
+
 namespace dlpv {
 
 namespace {
+// The protocol pipes arrive on fds 3 and 4; they are moved out of the library's way (high,
+// close-on-exec) before anything is loaded, so a library that closes, reuses or writes to the
+// low fds cannot cut or forge the conversation with the supervisor.
+int g_event_fd = protocol::kEventFd;
+int g_command_fd = protocol::kCommandFd;
+constexpr int kProtocolFdFloor = 500;
+constexpr int kExitLostEvents = 120;  // the supervisor reads this status as "event pipe lost"
+
+int move_high(int fd) {
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, kProtocolFdFloor);
+  if (high < 0) return fd;  // keep the low one rather than lose it
+  close(fd);
+  return high;
+}
+
+// A library may close stdin/stdout/stderr; the next descriptors anyone opens would then take
+// those numbers and receive the library's printing. Keep 0-2 occupied.
+void keep_stdio_open() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (n >= 0 && n != fd) {
+        dup2(n, fd);
+        close(n);
+      }
+    }
+}
+
+// The supervisor passes the limit (MiB, 0 = none) in DLPV_MEMORY_LIMIT_MIB. RLIMIT_DATA
+// bounds what the library can allocate (heap and private writable mappings) without counting
+// address-space reservations (PROT_NONE guard pages, GPU runtimes), so an unbounded
+// allocation ends in a failed malloc instead of the OOM killer.
+void apply_memory_limit() {
+#ifndef DLPV_UNDER_ASAN  // AddressSanitizer's shadow memory would count against the limit
+  const char* text = std::getenv("DLPV_MEMORY_LIMIT_MIB");
+  if (!text || !*text) return;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*end || mib == 0 || mib > (1ull << 40)) return;
+  rlimit lim{};
+  getrlimit(RLIMIT_DATA, &lim);
+  const rlim_t want = static_cast<rlim_t>(mib) << 20;
+  if (lim.rlim_max != RLIM_INFINITY && want > lim.rlim_max) return;
+  lim.rlim_cur = want;
+  setrlimit(RLIMIT_DATA, &lim);
+#endif
+}
+
 void write_event(const nlohmann::json& j) {
   const std::string line = protocol::to_line(j);
   const char* p = line.data();
   size_t left = line.size();
   while (left > 0) {
-    ssize_t w = write(protocol::kEventFd, p, left);
+    ssize_t w = write(g_event_fd, p, left);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) _exit(120);  // supervisor gone
+    if (w <= 0) _exit(kExitLostEvents);  // supervisor gone, or the fd was taken
     p += w;
     left -= static_cast<size_t>(w);
   }
@@ -37,6 +95,9 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   signal(SIGPIPE, SIG_IGN);
+  g_command_fd = move_high(protocol::kCommandFd);
+  g_event_fd = move_high(protocol::kEventFd);
+  apply_memory_limit();
 
   std::vector<std::unique_ptr<Subject>> subjects;
   nlohmann::json infos = nlohmann::json::array();
@@ -49,17 +110,19 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     }
     infos.push_back(protocol::subject_to_json(subjects.back()->info()));
   }
+  keep_stdio_open();
   write_event({{"event", "hello"}, {"subjects", infos}});
 
-  FILE* commands = fdopen(protocol::kCommandFd, "r");
+  FILE* commands = fdopen(g_command_fd, "r");
   if (!commands) return 121;
   char line[4096];
   while (fgets(line, sizeof line, commands)) {
-    int subject = -1;
+    int subject = -1, peer = -1;
     char id[3000] = {};
     if (std::strncmp(line, "quit", 4) == 0) break;
-    if (std::sscanf(line, "run %d %2999s", &subject, id) != 2 || subject < 0 ||
-        subject >= static_cast<int>(subjects.size())) {
+    const int fields = std::sscanf(line, "run %d %2999s %d", &subject, id, &peer);
+    if (fields < 2 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
+        peer >= static_cast<int>(subjects.size())) {
       write_event({{"event", "result"}, {"outcome", protocol::outcome_to_json(CaseOutcome{
           Status::error, std::string("malformed worker command: ") + line, {}, {}, {}, "setup", {}, 0.0, {}})}});
       continue;
@@ -73,11 +136,13 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       auto hook = [](const std::string& phase) {
         write_event({{"event", "phase"}, {"phase", phase}});
       };
-      out = run_case_in_process(*info, *subjects[static_cast<size_t>(subject)], hook);
+      out = run_case_in_process(*info, *subjects[static_cast<size_t>(subject)], hook,
+                                peer >= 0 ? subjects[static_cast<size_t>(peer)].get() : nullptr);
     }
     // What the library printed belongs to this case: push it out before the result.
     std::fflush(stdout);
     std::fflush(stderr);
+    keep_stdio_open();
     write_event({{"event", "result"}, {"outcome", protocol::outcome_to_json(out)}});
   }
   return 0;

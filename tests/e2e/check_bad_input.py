@@ -14,6 +14,8 @@ def main():
     ap.add_argument("--reference", required=True)
     ap.add_argument("--bad-abi", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--bad-plugin", action="append", default=[], metavar="NAME=PATH=NEEDLE",
+                    help="another library that must be refused at load with a line mentioning NEEDLE")
     a = ap.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
@@ -43,6 +45,9 @@ def main():
     ]
     if libm:
         table.append(("library without dlpv_get_plugin", [libm], "dlpv_get_plugin"))
+    for spec in a.bad_plugin:
+        name, path, needle = spec.split("=", 2)
+        table.append((name, ["--json", os.path.join(w, f"{name}.json"), path], needle))
     problems = []
     for name, args, needle in table:
         p = subprocess.run([a.validator] + args, capture_output=True, text=True, errors="replace")
@@ -56,6 +61,7 @@ def main():
         if p.stdout.strip() and name != "no subject":
             problems.append(f"{name}: printed to stdout: {p.stdout[:200]!r}")
     leftovers = [f for f in os.listdir(w) if ".tmp." in f]
+    leftovers += [f for f in os.listdir(w) if f.endswith(".json")]
     if leftovers or os.path.exists(report):
         problems.append(f"partial report files left: {leftovers}")
     for name, args in (("--help", ["--help"]), ("--version", ["--version"]), ("--list", ["--list"])):

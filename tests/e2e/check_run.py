@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """tests/e2e/check_run.py: run dlpack-validate on one subject and check the verdicts.
 
---expect-all STATUS       every case must end with STATUS (the reference run)
+--expect-all STATUS[,..]  every case must end with one of these statuses (the reference run)
+--command "CMD ARGS"      run this command line instead of --validator (e.g. "python3 -m validator")
 --expect GLOB=STATUS,...  cases matching a GLOB must end with its STATUS (first match wins),
                           each GLOB must match at least one case, and every other case must
-                          end as in --reference (the mutant runs: nothing else regresses)
+                          end as in --reference (the mutant runs: nothing else regresses);
+                          without --reference every case must match some GLOB.
+                          STATUS may be STATUS:PHASE or STATUS:PHASE:TEXT (the hostile runs):
+                          the case must also end in that phase (empty = any), and TEXT must
+                          occur in its signal, message or observed values
+--max-rss-mib N           the validator and its workers must have stayed under N MiB resident
 The exit code must be 1 when an expected status is unexpected (fail, crash, timeout, error),
 else 0; a run whose only targets are warnings must also exit 1 under --strict.
 """
 import argparse
 import fnmatch
 import json
+import resource
 import subprocess
 import sys
 
@@ -18,14 +25,18 @@ UNEXPECTED = {"fail", "crash", "timeout", "error"}
 
 
 def run(args, extra):
-    cmd = [args.validator, "--json", args.out, "--timeout", str(args.timeout)] + extra + [args.subject]
+    # Extra options first: a repeatable option (--filter) would swallow a following subject.
+    prefix = shlex.split(args.command) if args.command else [args.validator]
+    cmd = prefix + extra + ["--json", args.out, "--timeout", str(args.timeout), args.subject]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     return proc, json.load(open(args.out))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--validator", required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--validator")
+    who.add_argument("--command")
     ap.add_argument("--subject", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--reference")
@@ -33,36 +44,49 @@ def main():
     ap.add_argument("--expect-all")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--extra", action="append", default=[])
+    ap.add_argument("--max-rss-mib", type=float)
     args = ap.parse_args()
 
     proc, record = run(args, args.extra)
     problems = []
     statuses = {r["id"]: r["status"] for r in record["results"]}
     if args.expect_all:
+        allowed = set(args.expect_all.split(","))
         for cid, st in statuses.items():
-            if st != args.expect_all:
+            if st not in allowed:
                 r = next(x for x in record["results"] if x["id"] == cid)
                 problems.append(f"{cid}: expected {args.expect_all}, got {st}: {r['message']} "
                                 f"(expected {r['expected']!r}, observed {r['observed']!r})")
-        want_exit = 1 if args.expect_all in UNEXPECTED else 0
+        want_exit = 1 if allowed & UNEXPECTED else 0
     else:
         rules = [tuple(item.split("=", 1)) for item in args.expect.split(",") if item]
-        reference = {r["id"]: r["status"] for r in json.load(open(args.reference))["results"]}
+        reference = None
+        if args.reference:
+            reference = {r["id"]: r["status"] for r in json.load(open(args.reference))["results"]}
         used = set()
         for cid, st in statuses.items():
             rule = next(((g, s) for g, s in rules if fnmatch.fnmatchcase(cid, g)), None)
             if rule:
                 used.add(rule[0])
-                if st != rule[1]:
-                    r = next(x for x in record["results"] if x["id"] == cid)
-                    problems.append(f"{cid}: expected {rule[1]} (planted bug), got {st}: {r['message']}")
+                want_status, want_phase, want_text = (rule[1].split(":", 2) + ["", ""])[:3]
+                r = next(x for x in record["results"] if x["id"] == cid)
+                seen = " ".join([r.get("signal") or "", r["message"], r.get("observed") or ""] +
+                                [c.get("observed") or "" for c in r.get("checks", []) if c["status"] != "pass"])
+                if st != want_status:
+                    problems.append(f"{cid}: expected {want_status} (planted bug), got {st}: {r['message']}")
+                elif want_phase and r.get("phase", "") != want_phase:
+                    problems.append(f"{cid}: expected phase {want_phase!r}, got {r.get('phase')!r}: {r['message']}")
+                elif want_text and want_text not in seen:
+                    problems.append(f"{cid}: expected {want_text!r} in {seen!r}")
+            elif reference is None:
+                problems.append(f"{cid}: no expectation matches it (got {st})")
             elif st != reference.get(cid):
                 r = next(x for x in record["results"] if x["id"] == cid)
                 problems.append(f"{cid}: collateral change {reference.get(cid)} -> {st}: {r['message']}")
         for g, _ in rules:
             if g not in used:
                 problems.append(f"expectation {g} matched no case")
-        targets = {s for _, s in rules}
+        targets = {s.split(":", 1)[0] for _, s in rules}
         want_exit = 1 if targets & UNEXPECTED else 0
         if not (targets & UNEXPECTED) and "warn" in targets:
             strict_proc, _ = run(args, args.extra + ["--strict"])
@@ -72,6 +96,10 @@ def main():
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")
     if not record.get("complete"):
         problems.append("run record is not complete")
+    if args.max_rss_mib is not None:
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+        if peak > args.max_rss_mib:
+            problems.append(f"peak resident memory {peak:.0f} MiB, limit {args.max_rss_mib:.0f} MiB")
 
     for p in problems:
         print("PROBLEM:", p)

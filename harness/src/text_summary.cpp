@@ -53,24 +53,31 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
   }
 
   bool header = false;
-  // Unexpected and warnings in full; skips and expected failures one line each.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& r : results) {
-      const std::string st = r.value("status", "error");
-      const bool detailed = st == "fail" || st == "crash" || st == "timeout" || st == "error" ||
-                            st == "warn" || st == "xpass";
-      if (st == "pass" || (pass == 0) != detailed) continue;
-      if (!header) { out += "\nresults other than pass:\n"; header = true; }
-      const std::string subj = subjects.size() > 1 ? fmt::format(" (subject {})", r.value("subject", 0)) : "";
-      out += fmt::format("  {:<7} {}{}  [{}]\n", upper(st), r.value("id", "?"), subj,
-                         join(r["requirements"], ", "));
-      if (!r.value("message", "").empty()) out += "          " + one_line(r.value("message", "")) + "\n";
-      if (detailed) {
-        if (!r.value("expected", "").empty()) out += "          expected: " + one_line(r.value("expected", "")) + "\n";
-        if (!r.value("observed", "").empty()) out += "          observed: " + one_line(r.value("observed", "")) + "\n";
-        if (r["signal"].is_string()) out += "          signal: " + r.value("signal", "") + ", phase: " + r.value("phase", "") + "\n";
-      }
-    }
+  // Unexpected results and warnings in full, one block each.
+  for (const auto& r : results) {
+    const std::string st = r.value("status", "error");
+    if (st == "pass" || st == "skip" || st == "xfail") continue;
+    if (!header) { out += "\nresults other than pass:\n"; header = true; }
+    const std::string subj = subjects.size() > 1 ? fmt::format(" (subject {}{})", r.value("subject", 0),
+        r["peer"].is_number() ? fmt::format(" -> {}", r["peer"].get<int>()) : "") : "";
+    out += fmt::format("  {:<7} {}{}  [{}]\n", upper(st), r.value("id", "?"), subj, join(r["requirements"], ", "));
+    if (!r.value("message", "").empty()) out += "          " + one_line(r.value("message", "")) + "\n";
+    if (!r.value("expected", "").empty()) out += "          expected: " + one_line(r.value("expected", "")) + "\n";
+    if (!r.value("observed", "").empty()) out += "          observed: " + one_line(r.value("observed", "")) + "\n";
+    if (r["signal"].is_string()) out += "          signal: " + r.value("signal", "") + ", phase: " + r.value("phase", "") + "\n";
+  }
+  // Skips and expected failures, grouped by reason (a legacy-only library has many).
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
+  for (const auto& r : results) {
+    const std::string st = r.value("status", "error");
+    if (st == "skip" || st == "xfail") groups[{st, r.value("message", "")}].push_back(r.value("id", "?"));
+  }
+  if (!groups.empty()) out += "\nskipped and expected failures, by reason:\n";
+  for (const auto& [key, ids] : groups) {
+    out += fmt::format("  {:<7} {:>4} x {}\n", upper(key.first), ids.size(), one_line(key.second, 200));
+    std::string sample;
+    for (size_t i = 0; i < ids.size() && i < 3; ++i) sample += (i ? ", " : "") + ids[i];
+    out += "               e.g. " + sample + (ids.size() > 3 ? ", ..." : "") + "\n";
   }
   const auto& sum = rec["summary"];
   std::string counts;

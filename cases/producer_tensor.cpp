@@ -50,7 +50,7 @@ void add_case(Registry& reg, const std::string& dtype, const std::string& layout
                         : fmt::format("producer.shape.{}.{}", shape, kind);
   c.title = fmt::format("{} {} export of a {} {} array is well-formed and holds the pattern", kind,
                         layout, shape, dtype);
-  c.requirements = {"LAYOUT-05", "LAYOUT-01", "LAYOUT-04", "LAYOUT-07", "DTYPE-01", "DEV-02"};
+  c.requirements = {"LAYOUT-05", "LAYOUT-01", "LAYOUT-04", "LAYOUT-07", "DTYPE-01", "DTYPE-03", "DEV-02", "DEV-03"};
   const DLDataType t = *dtype_from_name(dtype);
   if (t.code == DLPV_CODE_BOOL) c.requirements.insert(c.requirements.begin(), "DTYPE-11");
   else if (t.code == DLPV_CODE_COMPLEX) c.requirements.insert(c.requirements.begin(), "DTYPE-10");

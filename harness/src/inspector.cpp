@@ -61,6 +61,14 @@ int64_t element_count(const std::vector<int64_t>& shape) {
   return n;
 }
 
+namespace {
+// acc * extent (extents < 1 count as 1), saturating: the shape may be the library's garbage.
+int64_t grow(int64_t acc, int64_t extent) {
+  int64_t r;
+  return __builtin_mul_overflow(acc, extent > 0 ? extent : 1, &r) ? INT64_MAX : r;
+}
+}  // namespace
+
 std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_t>& shape) {
   const size_t nd = shape.size();
   std::vector<int64_t> st(nd, 1);
@@ -68,17 +76,17 @@ std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_
   switch (layout) {
     case DLPV_LAYOUT_FORTRAN: {
       int64_t acc = 1;
-      for (size_t i = 0; i < nd; ++i) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      for (size_t i = 0; i < nd; ++i) { st[i] = acc; acc = grow(acc, shape[i]); }
       return st;
     }
     case DLPV_LAYOUT_STRIDED: {  // every 2nd element along the last axis of a 2x wider array
       int64_t acc = 2;
-      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc = grow(acc, shape[i]); }
       return st;
     }
     default: {
       int64_t acc = 1;
-      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc *= shape[i] > 0 ? shape[i] : 1; }
+      for (size_t i = nd; i-- > 0;) { st[i] = acc; acc = grow(acc, shape[i]); }
       if (layout == DLPV_LAYOUT_REVERSED) st[0] = -st[0];
       if (layout == DLPV_LAYOUT_BROADCAST) st[0] = 0;
       return st;
@@ -290,6 +298,20 @@ namespace {
 bool is_aligned(const void* p, size_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
+
+// The library may store any int32 in device_type; loading that as the C++ enum is undefined
+// for values outside the enumerators' range, so it is read as the integer it is.
+int32_t device_type_of(const DLDevice& d) {
+  int32_t v;
+  std::memcpy(&v, &d.device_type, sizeof v);
+  return v;
+}
+
+std::string device_text(const DLDevice& d) {
+  const int32_t v = device_type_of(d);
+  if (v >= 0 && v <= 18) return device_name(d);
+  return fmt::format("device_type {}:{}", v, d.device_id);
+}
 }  // namespace
 
 void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const InspectOptions& opt,
@@ -367,12 +389,12 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
   }
 
   // device
-  const int32_t dt = static_cast<int32_t>(t.device.device_type);
+  const int32_t dt = device_type_of(t.device);
   add("DEV-02", Severity::must, known_device_type(dt), "device_type is a defined DLDeviceType",
       "1-4 or 7-18", std::to_string(dt));
   add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
       t.device.device_id == want.device.device_id, "device is the array's device",
-      device_name(want.device), device_name(t.device));
+      device_name(want.device), device_text(t.device));
   if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost || dt == kDLCUDAManaged)
     add("DEV-03", Severity::should, t.device.device_id == 0, "device_id is 0 for host-like memory",
         "0", std::to_string(t.device.device_id));
@@ -418,7 +440,7 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
     return;
   }
   if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost) {
-    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_name(t.device) +
+    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device) +
         " is not host-addressable");
     return;
   }

@@ -312,8 +312,8 @@ std::string death_text(int status, std::string* signal_out, long max_rss_kib,
                        "library close or take over file descriptors it does not own?)",
                        kExitLostEvents);
   } else if (WIFEXITED(status)) {
-    text = fmt::format("the process exited with status {} in the middle of the case "
-                       "(exit() called by the library?)", WEXITSTATUS(status));
+    text = fmt::format("the worker exited with status {} (exit() called by the library?)",
+                       WEXITSTATUS(status));
   } else {
     text = "the worker ended abnormally";
   }

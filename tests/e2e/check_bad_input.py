@@ -45,6 +45,20 @@ def main():
     ]
     if libm:
         table.append(("library without dlpv_get_plugin", [libm], "dlpv_get_plugin"))
+    # Baselines (when this build has --baseline): unreadable or malformed is bad input, and no
+    # report is written when the run never starts.
+    helptext = subprocess.run([a.validator, "--help"], capture_output=True, text=True).stdout
+    if "--baseline" in helptext:
+        bad_json = os.path.join(w, "broken.baseline")
+        open(bad_json, "w").write('{"entries": [ {"case": "x", ')
+        not_object = os.path.join(w, "list.baseline")
+        open(not_object, "w").write("[1, 2, 3]\n")
+        out = os.path.join(w, "baseline-run.json")
+        for name, path, needle in (("baseline missing", os.path.join(w, "nope.baseline"), "baseline"),
+                                   ("baseline is a directory", w, "baseline"),
+                                   ("baseline malformed JSON", bad_json, "baseline"),
+                                   ("baseline not an object", not_object, "baseline")):
+            table.append((name, ["--baseline", path, "--json", out, a.reference], needle))
     for spec in a.bad_plugin:
         name, path, needle = spec.split("=", 2)
         table.append((name, ["--json", os.path.join(w, f"{name}.json"), path], needle))

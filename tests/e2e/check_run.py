@@ -18,6 +18,7 @@ import argparse
 import fnmatch
 import json
 import resource
+import shlex
 import subprocess
 import sys
 

@@ -1,0 +1,126 @@
+// python_shim/cases/support/py_helpers.cpp
+// SPDX-License-Identifier: Apache-2.0
+#include "py_helpers.hpp"
+
+#include <malloc.h>
+
+#include <cstring>
+
+namespace dlpv::py_shim {
+
+std::string Call::what() const {
+  if (raised) return "raised " + text;
+  const std::string name = capsule_name(value);
+  if (!name.empty()) return "returned a '" + name + "' capsule";
+  return "returned " + py::repr(value).cast<std::string>();
+}
+
+Call call_dlpack(py::handle x, py::dict kwargs) {
+  return attempt([&] { return x.attr("__dlpack__")(**kwargs); });
+}
+
+py::dict kw_max(uint32_t major, uint32_t minor) {
+  py::dict kw;
+  kw["max_version"] = py::make_tuple(major, minor);
+  return kw;
+}
+
+void gc_collect(CaseContext& ctx) {
+  if (PyObject* pending = PyErr_Occurred()) {
+    const std::string type = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
+    PyErr_Clear();
+    ctx.check_as(Severity::should, false, "DEL-09",
+                 "a deleter run by a capsule destructor left a Python exception set", "none", type);
+  }
+  py::module_::import("gc").attr("collect")();
+}
+
+size_t heap_in_use() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+DLTensor* Taken::tensor() const {
+  return versioned ? &static_cast<DLManagedTensorVersioned*>(p)->dl_tensor
+                   : &static_cast<DLManagedTensor*>(p)->dl_tensor;
+}
+
+void Taken::release() {
+  if (!p) return;
+  if (versioned) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(p);
+    if (v->deleter) v->deleter(v);
+  } else {
+    auto* l = static_cast<DLManagedTensor*>(p);
+    if (l->deleter) l->deleter(l);
+  }
+  p = nullptr;
+}
+
+Taken take(CaseContext& ctx, py::handle cap, const char* req) {
+  const std::string name = capsule_name(cap);
+  Taken t;
+  t.versioned = name == kVersionedName;
+  if (!t.versioned && name != kLegacyName) {
+    ctx.check(false, req, "__dlpack__ returns an unconsumed DLPack capsule",
+              "'dltensor' or 'dltensor_versioned'", name.empty() ? "not a capsule" : "'" + name + "'");
+    ctx.stop();
+  }
+  t.p = capsule_pointer(cap);
+  if (!t.p) {
+    ctx.check(false, req, "the capsule holds a non-NULL pointer", "non-NULL", "NULL");
+    ctx.stop();
+  }
+  if (PyCapsule_SetName(cap.ptr(), t.versioned ? kUsedVersionedName : kUsedLegacyName) != 0)
+    throw py::error_already_set();
+  return t;
+}
+
+bool plausible(const void* addr, const std::vector<int64_t>& shape, DLDataType dtype, std::string* why) {
+  DLTensor t{};
+  if (!safe_read(addr, &t, sizeof t)) { *why = "the DLTensor is unreadable"; return false; }
+  if (t.ndim != static_cast<int32_t>(shape.size())) { *why = fmt::format("ndim {}", t.ndim); return false; }
+  std::vector<int64_t> got(shape.size());
+  if (!shape.empty() && (!t.shape || !safe_read(t.shape, got.data(), got.size() * 8))) {
+    *why = "shape unreadable";
+    return false;
+  }
+  if (got != shape) { *why = "shape " + shape_text(got.data(), t.ndim); return false; }
+  if (!dtype_equal(t.dtype, dtype)) { *why = "dtype " + dtype_name(t.dtype); return false; }
+  return true;
+}
+
+std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype) {
+  std::vector<uint8_t> got;
+  std::string why;
+  if (!gather_elements(t, got, why)) return why;
+  return describe_mismatch(dtype, expected_bytes(dtype, shape, DLPV_LAYOUT_CONTIGUOUS), got);
+}
+
+std::optional<uintptr_t> library_address(py::handle x) {
+  try {
+    if (py::hasattr(x, "__array_interface__"))
+      return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
+  } catch (py::error_already_set&) {
+  } catch (const py::cast_error&) {
+  }
+  return std::nullopt;
+}
+
+void add_python_case(Registry& reg, std::string id, std::string title, std::vector<std::string> reqs,
+                     Severity sev, void (*fn)(CaseContext&), std::vector<std::string> needs) {
+  CaseInfo c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.requirements = std::move(reqs);
+  c.severity = sev;
+  c.role = Role::python_protocol;
+  c.params = {{"device", "cpu:0"}};
+  c.needs = std::move(needs);
+  c.kinds = {"python"};
+  c.body = fn;
+  reg.add(std::move(c));
+}
+
+}  // namespace dlpv::py_shim

@@ -1,0 +1,96 @@
+// python_shim/cases/support/py_helpers.hpp: the vocabulary of the Python-protocol cases.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe.hpp"
+#include "python_subject.hpp"
+
+namespace dlpv::py_shim {
+
+inline const DLDataType kF32{kDLFloat, 32, 1};
+
+/// Run `body` with the GIL held. A Python exception nobody expected is a harness error (the
+/// message names it); an adapter's NotImplementedError is a skip.
+template <class F>
+void with_python(CaseContext& ctx, F&& body) {
+  PythonSubject& ps = python_subject(ctx);
+  py::gil_scoped_acquire gil;
+  std::string problem;
+  // An exception left pending by a deleter that ran outside any call (DEL-09 judges that)
+  // must not be blamed on this case's first Python call.
+  if (PyErr_Occurred()) PyErr_Clear();
+  try {
+    body(ps);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return;
+  } catch (py::error_already_set& e) {
+    problem = "unexpected Python exception: " + describe(e);
+  } catch (const PythonSubject::NotImplemented& n) {
+    ctx.skip(n.reason);
+  }
+  ctx.harness_error(problem);
+}
+
+/// Outcome of calling something that may raise.
+struct Call {
+  py::object value;         ///< result, or None
+  bool raised = false;
+  std::string type;         ///< exception type name
+  std::string text;         ///< "Type: message"
+  bool is(const char* t) const { return raised && type == t; }
+  std::string what() const;
+};
+Call call_dlpack(py::handle x, py::dict kwargs = py::dict());
+template <class F>
+Call attempt(F&& f) {
+  Call c;
+  if (PyErr_Occurred()) PyErr_Clear();  // left behind by a misbehaving deleter (DEL-09)
+  try {
+    c.value = f();
+  } catch (py::error_already_set& e) {
+    c.raised = true;
+    c.type = exception_type(e);
+    c.text = describe(e);
+    c.value = py::none();
+  }
+  return c;
+}
+
+py::dict kw_max(uint32_t major, uint32_t minor);
+/// gc.collect(); a Python exception left pending by a deleter that ran meanwhile (from a
+/// capsule destructor) is recorded against DEL-09 and cleared.
+void gc_collect(CaseContext& ctx);
+/// Bytes the C heap holds (malloc'd + mmapped): the T-REF observation for data buffers.
+size_t heap_in_use();
+
+/// A capsule the case consumes: renamed to used_*, deleter run by release().
+struct Taken {
+  void* p = nullptr;
+  bool versioned = false;
+  DLTensor* tensor() const;
+  void release();  ///< calls the deleter (caller decides about the GIL)
+};
+/// Take ownership of a capsule like a consumer (rename to used_*). Fails the check of
+/// `req` and stops the case if it is not an unconsumed DLPack capsule.
+Taken take(CaseContext& ctx, py::handle cap, const char* req);
+
+/// Whether `t` looks like the (3, 4) float32 tensor asked for (fields read defensively).
+bool plausible(const void* dl_tensor_addr, const std::vector<int64_t>& shape, DLDataType dtype,
+               std::string* why);
+/// Elements of a CPU tensor compared with the pattern: "" when equal, else the difference.
+std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype);
+/// The library's own element-0 address, if it exposes one (__array_interface__, data_ptr()).
+std::optional<uintptr_t> library_address(py::handle x);
+
+/// Register a Python-protocol case (kinds = {"python"}, role python_protocol).
+void add_python_case(Registry& reg, std::string id, std::string title,
+                     std::vector<std::string> reqs, Severity sev, void (*fn)(CaseContext&),
+                     std::vector<std::string> needs = {});
+
+}  // namespace dlpv::py_shim

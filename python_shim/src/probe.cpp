@@ -1,0 +1,105 @@
+// python_shim/src/probe.cpp
+// SPDX-License-Identifier: Apache-2.0
+#include "probe.hpp"
+
+#include <cstring>
+
+namespace dlpv::py_shim {
+
+namespace {
+
+// A producer's capsule destructor: delete only an unconsumed capsule (name still the
+// producer's); a renamed (used_) or foreign-named capsule belongs to someone else. The
+// probe may put a legacy struct under a versioned name on purpose, so the real kind is in
+// the capsule context (non-NULL = versioned).
+void deleting_destructor_by_kind(PyObject* cap) {
+  const char* name = PyCapsule_GetName(cap);
+  if (!name) { PyErr_Clear(); return; }
+  if (std::strcmp(name, kVersionedName) != 0 && std::strcmp(name, kLegacyName) != 0) return;
+  void* p = PyCapsule_GetPointer(cap, name);
+  void* kind = PyCapsule_GetContext(cap);
+  if (!p) { PyErr_Clear(); return; }
+  if (kind) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(p);
+    if (v->deleter) v->deleter(v);
+  } else {
+    auto* l = static_cast<DLManagedTensor*>(p);
+    if (l->deleter) l->deleter(l);
+  }
+}
+
+}  // namespace
+
+py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
+  py::dict recorded;
+  for (auto item : kwargs) recorded[item.first] = item.second;
+  calls_.append(py::make_tuple("__dlpack__", recorded));
+  ++dlpack_calls_;
+  if (args.size() > 0)
+    throw py::type_error("__dlpack__() takes 1 positional argument but " +
+                         std::to_string(args.size() + 1) + " were given");
+  if (cfg_.legacy_signature) {
+    for (auto item : kwargs) {
+      const std::string key = py::str(item.first);
+      if (key != "stream")
+        throw py::type_error("__dlpack__() got an unexpected keyword argument '" + key + "'");
+    }
+  } else {
+    for (auto item : kwargs) {
+      const std::string key = py::str(item.first);
+      if (key != "stream" && key != "max_version" && key != "dl_device" && key != "copy")
+        throw py::type_error("__dlpack__() got an unexpected keyword argument '" + key + "'");
+    }
+  }
+  if (!cfg_.raise_type.empty()) {
+    py::object exc = py::module_::import("builtins").attr(cfg_.raise_type.c_str());
+    PyErr_SetString(exc.ptr(), cfg_.raise_message.c_str());
+    throw py::error_already_set();
+  }
+  const bool has_max = kwargs.contains("max_version") && !kwargs["max_version"].is_none();
+  if (cfg_.require_max_version && !has_max) {
+    PyErr_SetString(PyExc_BufferError,
+                    "the dlpack-validate probe holds a versioned tensor and was asked without "
+                    "max_version (a versioned-only producer refuses)");
+    throw py::error_already_set();
+  }
+  if (!cfg_.managed) {
+    PyErr_SetString(PyExc_BufferError, "the dlpack-validate probe has no tensor to give");
+    throw py::error_already_set();
+  }
+  PyObject* cap = PyCapsule_New(cfg_.managed, cfg_.capsule_name,
+                                cfg_.destructor_deletes ? deleting_destructor_by_kind : nullptr);
+  if (!cap) throw py::error_already_set();
+  if (cfg_.destructor_deletes && cfg_.versioned) PyCapsule_SetContext(cap, reinterpret_cast<void*>(1));
+  py::object c = py::reinterpret_steal<py::object>(cap);
+  last_capsule_ = c;
+  return c;
+}
+
+py::tuple Probe::dlpack_device() {
+  calls_.append(py::make_tuple("__dlpack_device__", py::dict()));
+  return py::make_tuple(static_cast<int>(cfg_.device.device_type), cfg_.device.device_id);
+}
+
+void register_probe(py::module_& m) {
+  py::class_<Probe, std::shared_ptr<Probe>>(m, "Probe", py::dynamic_attr(),
+                                            "scripted DLPack producer (checklist T-FAKE)")
+      .def("__dlpack__", &Probe::dlpack)
+      .def("__dlpack_device__", &Probe::dlpack_device)
+      .def_property_readonly("calls", &Probe::calls)
+      .def_property_readonly("last_capsule", &Probe::last_capsule);
+}
+
+py::object make_probe(const ProbeConfig& cfg) { return py::cast(std::make_shared<Probe>(cfg)); }
+
+Probe& probe_of(py::handle obj) { return *obj.cast<std::shared_ptr<Probe>>(); }
+
+py::object first_dlpack_kwargs(const Probe& p) {
+  for (auto call : p.calls()) {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(call);
+    if (py::str(t[0]).cast<std::string>() == "__dlpack__") return t[1];
+  }
+  return py::none();
+}
+
+}  // namespace dlpv::py_shim

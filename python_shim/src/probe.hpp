@@ -1,0 +1,60 @@
+// python_shim/src/probe.hpp: the shim's own scripted producer (checklist T-FAKE): a C++
+// object with __dlpack__ / __dlpack_device__ that hands a validator-made tensor to the
+// consumer under test in a capsule, and records every call with its keyword arguments.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "python_subject.hpp"
+
+namespace dlpv::py_shim {
+
+struct ProbeConfig {
+  void* managed = nullptr;               ///< DLManagedTensor or DLManagedTensorVersioned
+  bool versioned = true;                 ///< which struct `managed` is
+  const char* capsule_name = kVersionedName;  ///< static string; may be wrong on purpose
+  /// Capsule destructor as a producer writes it: calls the deleter if the capsule dies
+  /// unconsumed (still named dltensor / dltensor_versioned). Off: ownership stays with
+  /// the validator when a consumer refuses (the plugin ABI's rule for C-level cases).
+  bool destructor_deletes = false;
+  /// __dlpack__(*, stream=None) only: any other keyword raises TypeError, as the method of
+  /// a pre-2023.12 producer would.
+  bool legacy_signature = false;
+  /// Refuse (BufferError) a call without max_version (a versioned-only producer).
+  bool require_max_version = false;
+  DLDevice device{kDLCPU, 0};
+  std::string raise_type;                ///< "BufferError" ...: __dlpack__ raises it
+  std::string raise_message = "raised by the dlpack-validate probe";
+};
+
+class Probe {
+ public:
+  explicit Probe(ProbeConfig cfg) : cfg_(std::move(cfg)) {}
+  py::object dlpack(py::args args, py::kwargs kwargs);
+  py::tuple dlpack_device();
+
+  const ProbeConfig& config() const { return cfg_; }
+  ProbeConfig& config() { return cfg_; }
+  /// [("__dlpack_device__", {}), ("__dlpack__", {kwargs}) ...] in call order.
+  py::list calls() const { return calls_; }
+  /// The last capsule handed out (to look at its name after the consumer is done).
+  py::object last_capsule() const { return last_capsule_; }
+  int dlpack_calls() const { return dlpack_calls_; }
+
+ private:
+  ProbeConfig cfg_;
+  py::list calls_;
+  py::object last_capsule_ = py::none();
+  int dlpack_calls_ = 0;
+};
+
+/// Register the Probe class in the module (once, at import).
+void register_probe(py::module_& m);
+
+/// A probe as a Python object (the Probe class must be registered).
+py::object make_probe(const ProbeConfig& cfg);
+Probe& probe_of(py::handle obj);
+
+/// First __dlpack__ call's keyword arguments (None if __dlpack__ was never called).
+py::object first_dlpack_kwargs(const Probe& p);
+
+}  // namespace dlpv::py_shim

@@ -1,0 +1,420 @@
+// python_shim/src/python_subject.cpp: the Subject interface over a Python adapter.
+// SPDX-License-Identifier: Apache-2.0
+#include "python_subject.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "probe.hpp"
+
+namespace dlpv::py_shim {
+
+namespace {
+thread_local std::string t_last_error;
+
+py::tuple version_tuple(DLPackVersion v) { return py::make_tuple(v.major, v.minor); }
+
+bool is_instance_of(const py::error_already_set& e, PyObject* type) {
+  return PyErr_GivenExceptionMatches(e.type().ptr(), type) != 0;
+}
+}  // namespace
+
+std::string exception_type(const py::error_already_set& e) {
+  py::handle t = e.type();
+  if (!t) return "?";
+  return py::str(t.attr("__name__")).cast<std::string>();
+}
+
+std::string describe(const py::error_already_set& e) {
+  std::string msg;
+  try {
+    msg = py::str(e.value()).cast<std::string>();
+  } catch (...) {
+    msg = "(unprintable)";
+  }
+  return exception_type(e) + (msg.empty() ? "" : ": " + msg);
+}
+
+std::string capsule_name(py::handle obj) {
+  if (!obj || !PyCapsule_CheckExact(obj.ptr())) return {};
+  const char* n = PyCapsule_GetName(obj.ptr());
+  if (PyErr_Occurred()) PyErr_Clear();
+  return n ? std::string(n) : std::string("<NULL>");
+}
+
+void* capsule_pointer(py::handle obj) {
+  if (!obj || !PyCapsule_CheckExact(obj.ptr())) return nullptr;
+  const char* n = PyCapsule_GetName(obj.ptr());
+  void* p = PyCapsule_GetPointer(obj.ptr(), n);
+  if (!p) PyErr_Clear();
+  return p;
+}
+
+// ---- construction and load-time probes ---------------------------------------------------
+
+PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
+    : adapter_(std::move(adapter)), spec_(std::move(spec)) {
+  info_.index = index;
+  info_.kind = "python";
+  py::module_ adapters = py::module_::import("validator.adapters");
+  info_.path = adapters.attr("origin")(adapter_, spec_).cast<std::string>();
+  info_.name = fmt::format("{} {}", py::str(adapter_.attr("name")).cast<std::string>(),
+                           py::str(adapter_.attr("version")).cast<std::string>());
+  probe();
+}
+
+PythonSubject::~PythonSubject() {
+  py::gil_scoped_acquire gil;
+  adapter_ = py::object();
+  exchange_type_ = py::object();
+}
+
+py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dtype,
+                               const std::string& layout, bool read_only) {
+  if (dtype.lanes != 1) throw NotImplemented{"vector dtypes (lanes > 1) have no Python array form"};
+  py::tuple shp(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) shp[i] = shape[i];
+  try {
+    return adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits), py::make_tuple(1, 0),
+                                 layout, py::arg("read_only") = read_only);
+  } catch (py::error_already_set& e) {
+    if (is_instance_of(e, PyExc_NotImplementedError))
+      throw NotImplemented{fmt::format("the adapter cannot make a {} {} {} array: {}", layout,
+                                       dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())),
+                                       describe(e))};
+    throw;
+  }
+}
+
+py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
+  return adapter_.attr("from_dlpack")(obj, **kwargs);
+}
+
+void PythonSubject::probe() {
+  const DLDataType f32{kDLFloat, 32, 1};
+  std::map<std::string, std::string>& absent = info_.absent;
+  // Producer side.
+  py::object x;
+  try {
+    x = make({2, 3}, f32);
+  } catch (const NotImplemented& n) {
+    absent["export_versioned"] = absent["export_legacy"] = "the adapter cannot make arrays: " + n.reason;
+  }
+  if (x) {
+    try {
+      py::object cap = x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 3));
+      const std::string name = capsule_name(cap);
+      if (name == kVersionedName) {
+        facts_.producer_versioned = true;
+        auto* v = static_cast<DLManagedTensorVersioned*>(capsule_pointer(cap));
+        if (v) facts_.producer_version = v->version;
+        facts_.dlpack_signature_note = fmt::format(
+            "__dlpack__(max_version=(1, 3)) returns a versioned capsule stamped {}.{}",
+            facts_.producer_version.major, facts_.producer_version.minor);
+      } else {
+        facts_.dlpack_signature_note = fmt::format(
+            "__dlpack__(max_version=(1, 3)) returns {} instead of a 'dltensor_versioned' capsule",
+            name.empty() ? "a non-capsule" : "a '" + name + "' capsule");
+        absent["export_versioned"] = "the package answers __dlpack__(max_version=(1, 3)) with " +
+                                     (name.empty() ? std::string("a non-capsule") : "a '" + name + "' capsule") +
+                                     ": no versioned (DLPack >= 1.0) export";
+      }
+    } catch (py::error_already_set& e) {
+      const bool type_error = is_instance_of(e, PyExc_TypeError);
+      facts_.dlpack_signature_note =
+          type_error ? fmt::format("__dlpack__ does not accept max_version ({}): a legacy-only "
+                                   "(pre-DLPack 1.0) producer", describe(e))
+                     : fmt::format("__dlpack__(max_version=(1, 3)) raised {}", describe(e));
+      absent["export_versioned"] =
+          type_error ? "legacy-only producer: __dlpack__ does not accept max_version (" + describe(e) +
+                           "), so it has no versioned (DLPack >= 1.0) export"
+                     : "__dlpack__(max_version=(1, 3)) raised " + describe(e);
+    }
+    try {
+      py::object cap = x.attr("__dlpack__")();
+      const std::string name = capsule_name(cap);
+      if (name == kLegacyName) facts_.producer_legacy = true;
+      else
+        absent["export_legacy"] = "__dlpack__() (max_version=None) returns " +
+                                  (name.empty() ? std::string("a non-capsule") : "a '" + name + "' capsule") +
+                                  ", not a legacy 'dltensor' capsule";
+    } catch (py::error_already_set& e) {
+      absent["export_legacy"] = "__dlpack__() (max_version=None) raised " + describe(e) +
+                                ": no legacy export (tolerated from March 2025, VER-06)";
+    }
+    // Exchange API attributes live on the type.
+    py::object type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr())));
+    if (py::hasattr(type, "__dlpack_c_exchange_api__")) {
+      py::object a = type.attr("__dlpack_c_exchange_api__");
+      facts_.exchange_attr = capsule_name(a) == kExchangeName ? "capsule" : "other";
+      if (facts_.exchange_attr == "capsule") {
+        exchange_type_ = type;
+      } else {
+        absent["exchange_api"] = "__dlpack_c_exchange_api__ is not a capsule named 'dlpack_exchange_api'";
+      }
+    } else if (py::hasattr(type, "__c_dlpack_exchange_api__")) {
+      facts_.exchange_attr = "int (v1.2)";
+      absent["exchange_api"] = "only the superseded DLPack 1.2 attribute __c_dlpack_exchange_api__ "
+                               "(an int) is present; DLPack 1.3 names it __dlpack_c_exchange_api__ (a capsule)";
+    } else {
+      absent["exchange_api"] = "the array type has no __dlpack_c_exchange_api__ attribute (optional, XAPI-01)";
+    }
+  }
+
+  // Consumer side: a probe that records the keywords and refuses, so nothing is imported.
+  if (!py::hasattr(adapter_, "from_dlpack")) {
+    absent["import_versioned"] = absent["import_legacy"] = "the adapter has no from_dlpack";
+  } else {
+    ProbeConfig cfg;
+    cfg.raise_type = "BufferError";
+    cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
+    py::object p = make_probe(cfg);
+    try {
+      from_dlpack(p);
+      facts_.consumer = true;
+    } catch (py::error_already_set& e) {
+      if (is_instance_of(e, PyExc_NotImplementedError)) {
+        absent["import_versioned"] = absent["import_legacy"] =
+            "the adapter's from_dlpack raises NotImplementedError: " + describe(e);
+      } else {
+        facts_.consumer = true;
+      }
+    }
+    if (facts_.consumer) {
+      py::object kw = first_dlpack_kwargs(probe_of(p));
+      bool versioned = false;
+      if (!kw.is_none() && py::dict(kw).contains("max_version")) {
+        py::object mv = py::dict(kw)["max_version"];
+        try {
+          auto t = mv.cast<std::pair<uint32_t, uint32_t>>();
+          versioned = t.first >= 1;
+          facts_.consumer_max = DLPackVersion{t.first, t.second};
+        } catch (...) {
+        }
+      }
+      facts_.consumer_versioned = versioned;
+      if (!versioned)
+        absent["import_versioned"] =
+            kw.is_none() ? "from_dlpack never called __dlpack__ on a foreign producer"
+                         : "legacy-only consumer: from_dlpack calls __dlpack__(" +
+                               py::repr(kw).cast<std::string>() +
+                               ") without max_version >= (1, 0), so it cannot take a versioned tensor";
+    }
+  }
+
+  // What the subject declares: the newest protocol it actually speaks.
+  if (facts_.producer_versioned) info_.dlpack_version = facts_.producer_version;
+  if (facts_.consumer_versioned &&
+      (info_.dlpack_version.major < 1 ||
+       (facts_.consumer_max.major == 1 && facts_.consumer_max.minor > info_.dlpack_version.minor && !facts_.producer_versioned)))
+    info_.dlpack_version = facts_.consumer_max;
+  if (facts_.producer_versioned) info_.capabilities.push_back("export_versioned");
+  if (facts_.producer_legacy) info_.capabilities.push_back("export_legacy");
+  if (facts_.consumer_versioned) info_.capabilities.push_back("import_versioned");
+  if (facts_.consumer) info_.capabilities.push_back("import_legacy");
+  if (py::hasattr(adapter_, "to_bytes")) info_.capabilities.push_back("read_array");
+  else absent["read_array"] = "the adapter has no to_bytes";
+  if (py::hasattr(adapter_, "is_writable")) info_.capabilities.push_back("is_writable");
+  if (facts_.consumer) info_.capabilities.push_back("release_array");
+  if (facts_.exchange_attr == "capsule") info_.capabilities.push_back("exchange_api");
+
+  // Notes a reader of the report needs.
+  if (!facts_.dlpack_signature_note.empty()) info_.notes.push_back("producer: " + facts_.dlpack_signature_note);
+  if (facts_.consumer)
+    info_.notes.push_back(facts_.consumer_versioned
+                              ? fmt::format("consumer: from_dlpack asks for max_version=({}, {})",
+                                            facts_.consumer_max.major, facts_.consumer_max.minor)
+                              : "consumer: " + absent["import_versioned"]);
+  if (facts_.exchange_attr == "capsule") info_.notes.push_back("exchange API: __dlpack_c_exchange_api__ capsule present");
+  else if (!absent["exchange_api"].empty()) info_.notes.push_back("exchange API: " + absent["exchange_api"]);
+  if (info_.legacy_only())
+    info_.notes.push_back("speaks only the legacy (pre-1.0) protocol: versioned cases are skipped, not failed");
+}
+
+// ---- errors -------------------------------------------------------------------------------
+
+void PythonSubject::set_error(const std::string& message) { t_last_error = message; }
+std::string PythonSubject::last_error() { return t_last_error.empty() ? "(no error recorded)" : t_last_error; }
+std::string PythonSubject::image_path() const { return image_; }
+
+// ---- producer -----------------------------------------------------------------------------
+
+namespace {
+py::dict export_kwargs(const DLPVRequest& req) {
+  py::dict kw;
+  if (req.stream != DLPV_NO_STREAM) kw["stream"] = req.stream;
+  if (req.flags & DLPV_REQ_COPY) kw["copy"] = true;
+  if (req.target_device.device_type != 0)
+    kw["dl_device"] = py::make_tuple(static_cast<int>(req.target_device.device_type), req.target_device.device_id);
+  return kw;
+}
+}  // namespace
+
+#define DLPV_PY_EXPORT_BODY(VERSIONED)                                                            \
+  py::gil_scoped_acquire gil;                                                                     \
+  try {                                                                                           \
+    std::vector<int64_t> shape(req.shape, req.shape + req.ndim);                                  \
+    py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0); \
+    py::dict kw = export_kwargs(req);                                                             \
+    if (VERSIONED) kw["max_version"] = version_tuple(req.max_version);                            \
+    py::object cap = x.attr("__dlpack__")(**kw);                                                  \
+    const std::string name = capsule_name(cap);                                                   \
+    const char* want = VERSIONED ? kVersionedName : kLegacyName;                                  \
+    if (name != want) {                                                                           \
+      set_error(fmt::format("__dlpack__ returned {} where a '{}' capsule was asked for",          \
+                            name.empty() ? "a non-capsule" : "a '" + name + "' capsule", want));  \
+      return DLPV_UNSUPPORTED;                                                                    \
+    }                                                                                             \
+    void* p = capsule_pointer(cap);                                                               \
+    if (!p) {                                                                                     \
+      set_error("the capsule holds a NULL pointer");                                              \
+      return DLPV_ERROR;                                                                          \
+    }                                                                                             \
+    /* Take ownership exactly as a consumer does: rename, then the deleter is ours. */            \
+    if (PyCapsule_SetName(cap.ptr(), VERSIONED ? kUsedVersionedName : kUsedLegacyName) != 0)      \
+      throw py::error_already_set();                                                              \
+    *out = static_cast<std::remove_reference_t<decltype(*out)>>(p);                                                      \
+    return DLPV_OK;                                                                               \
+  } catch (const NotImplemented& n) {                                                             \
+    set_error(n.reason);                                                                          \
+    return DLPV_UNSUPPORTED;                                                                      \
+  } catch (py::error_already_set& e) {                                                            \
+    /* Any exception is a refusal of this request; its type is judged by ERR-01/02. */            \
+    set_error("__dlpack__ raised " + describe(e));                                                \
+    return DLPV_UNSUPPORTED;                                                                      \
+  } catch (const std::exception& e) {                                                             \
+    set_error(e.what());                                                                          \
+    return DLPV_ERROR;                                                                            \
+  }
+
+int PythonSubject::export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) {
+  DLPV_PY_EXPORT_BODY(true)
+}
+int PythonSubject::export_legacy(const DLPVRequest& req, DLManagedTensor** out) {
+  DLPV_PY_EXPORT_BODY(false)
+}
+#undef DLPV_PY_EXPORT_BODY
+
+// ---- consumer -----------------------------------------------------------------------------
+
+int PythonSubject::import_common(void* managed, bool versioned, void** out_array) {
+  py::gil_scoped_acquire gil;
+  try {
+    ProbeConfig cfg;
+    cfg.managed = managed;
+    cfg.versioned = versioned;
+    cfg.capsule_name = versioned ? kVersionedName : kLegacyName;
+    cfg.require_max_version = versioned;
+    // Only the version prefix is safe to read before the version is known (VER-03).
+    if (versioned) {
+      auto* v = static_cast<DLManagedTensorVersioned*>(managed);
+      if (v->version.major == 1) cfg.device = v->dl_tensor.device;
+    } else {
+      cfg.device = static_cast<DLManagedTensor*>(managed)->dl_tensor.device;
+    }
+    py::object probe = make_probe(cfg);
+    py::object array = from_dlpack(probe);
+    *out_array = array.release().ptr();
+    return DLPV_OK;
+  } catch (py::error_already_set& e) {
+    set_error("from_dlpack raised " + describe(e));
+    return is_instance_of(e, PyExc_BufferError) ? DLPV_UNSUPPORTED : DLPV_ERROR;
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return DLPV_ERROR;
+  }
+}
+
+int PythonSubject::import_versioned(DLManagedTensorVersioned* t, void** out) {
+  return import_common(t, true, out);
+}
+int PythonSubject::import_legacy(DLManagedTensor* t, void** out) { return import_common(t, false, out); }
+
+int PythonSubject::read_array(void* array, void* dst, size_t nbytes) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::object b = adapter_.attr("to_bytes")(py::handle(static_cast<PyObject*>(array)));
+    std::string bytes = py::bytes(b).cast<std::string>();
+    if (bytes.size() != nbytes) {
+      set_error(fmt::format("to_bytes returned {} bytes, {} expected", bytes.size(), nbytes));
+      return DLPV_ERROR;
+    }
+    std::memcpy(dst, bytes.data(), nbytes);
+    return DLPV_OK;
+  } catch (py::error_already_set& e) {
+    set_error("to_bytes raised " + describe(e));
+    return DLPV_ERROR;
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return DLPV_ERROR;
+  }
+}
+
+int PythonSubject::is_writable(void* array) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::object w = adapter_.attr("is_writable")(py::handle(static_cast<PyObject*>(array)));
+    if (w.is_none()) return -1;
+    return w.cast<bool>() ? 1 : 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+void PythonSubject::release_array(void* array) {
+  py::gil_scoped_acquire gil;
+  try {
+    Py_XDECREF(static_cast<PyObject*>(array));
+    py::module_::import("gc").attr("collect")();
+  } catch (py::error_already_set& e) {
+    set_error("releasing the array raised " + describe(e));
+  } catch (...) {
+  }
+}
+
+// ---- exchange API -------------------------------------------------------------------------
+
+const DLPackExchangeAPI* PythonSubject::exchange_api() {
+  py::gil_scoped_acquire gil;
+  try {
+    if (!exchange_type_) return nullptr;
+    py::object a = exchange_type_.attr("__dlpack_c_exchange_api__");
+    if (capsule_name(a) != kExchangeName) return nullptr;
+    auto* api = static_cast<const DLPackExchangeAPI*>(capsule_pointer(a));
+    if (api && image_.empty()) {
+      Dl_info where{};
+      if (dladdr(api, &where) != 0 && where.dli_fname) image_ = where.dli_fname;
+      else image_ = info_.path;
+    }
+    return api;
+  } catch (py::error_already_set& e) {
+    set_error("looking up __dlpack_c_exchange_api__ raised " + describe(e));
+    return nullptr;
+  }
+}
+
+// ---- access from cases and the loader -----------------------------------------------------
+
+PythonSubject& python_subject(CaseContext& ctx) {
+  auto* s = dynamic_cast<PythonSubject*>(&ctx.subject());
+  if (!s) ctx.skip("a Python-protocol case needs a Python subject");
+  return *s;
+}
+
+std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::module_ adapters = py::module_::import("validator.adapters");
+    py::object adapter = adapters.attr("resolve")(spec);
+    return std::make_unique<PythonSubject>(adapter, spec, index);
+  } catch (py::error_already_set& e) {
+    throw SubjectLoadError{fmt::format("cannot load Python subject '{}': {}", spec, describe(e))};
+  } catch (const PythonSubject::NotImplemented& n) {
+    throw SubjectLoadError{n.reason};
+  }
+}
+
+}  // namespace dlpv::py_shim

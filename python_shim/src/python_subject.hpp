@@ -1,0 +1,109 @@
+// python_shim/src/python_subject.hpp: a Python package (through its adapter, DESIGN §4) as a
+// dlpv::Subject, plus what Python-protocol cases need to reach Python.
+//
+// GIL rules: cases and the worker loop run with the GIL released. Every Subject method
+// takes the GIL itself; Python-protocol cases take it (py::gil_scoped_acquire) around the
+// Python work and give it back (py::gil_scoped_release) around anything that may block or
+// wait for another thread (a deleter run on a fresh thread, a subprocess).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/subject.hpp>
+#include <dlpack_validate/tensor.hpp>
+#include <pybind11/pybind11.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlpv::py_shim {
+
+namespace py = pybind11;
+
+/// Static capsule names (capsules keep only the pointer, CAP-07).
+inline constexpr const char* kLegacyName = "dltensor";
+inline constexpr const char* kVersionedName = "dltensor_versioned";
+inline constexpr const char* kUsedLegacyName = "used_dltensor";
+inline constexpr const char* kUsedVersionedName = "used_dltensor_versioned";
+inline constexpr const char* kExchangeName = "dlpack_exchange_api";
+
+/// What the load-time probes found out about the package.
+struct Facts {
+  bool producer_versioned = false;      ///< __dlpack__(max_version=(1,3)) gave a versioned capsule
+  bool producer_legacy = false;         ///< __dlpack__() gave a legacy capsule
+  DLPackVersion producer_version{0, 0}; ///< version stamped in the versioned probe export
+  bool consumer_versioned = false;      ///< from_dlpack passes max_version >= (1,0)
+  bool consumer = false;                ///< the adapter has a working from_dlpack
+  DLPackVersion consumer_max{0, 0};
+  std::string exchange_attr;            ///< "capsule", "int (v1.2)", "other", "" (absent)
+  std::string dlpack_signature_note;    ///< what __dlpack__ did with max_version
+};
+
+class PythonSubject final : public Subject {
+ public:
+  /// Needs the GIL (called by the loader, which holds it).
+  PythonSubject(py::object adapter, std::string spec, int index);
+  ~PythonSubject() override;
+
+  const SubjectInfo& info() const override { return info_; }
+  int export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) override;
+  int export_legacy(const DLPVRequest& req, DLManagedTensor** out) override;
+  int import_versioned(DLManagedTensorVersioned* t, void** out_array) override;
+  int import_legacy(DLManagedTensor* t, void** out_array) override;
+  int read_array(void* array, void* dst, size_t nbytes) override;
+  int is_writable(void* array) override;
+  void release_array(void* array) override;
+  const DLPackExchangeAPI* exchange_api() override;
+  std::string last_error() override;
+  std::string image_path() const override;
+
+  // ---- for Python-protocol cases (GIL held by the caller) ----------------------------
+  py::object adapter() const { return adapter_; }
+  const Facts& facts() const { return facts_; }
+  const std::string& spec() const { return spec_; }
+  /// adapter.make(...); NotImplementedError -> throws NotImplemented with the text.
+  py::object make(const std::vector<int64_t>& shape, DLDataType dtype,
+                  const std::string& layout = "contiguous", bool read_only = false);
+  /// from_dlpack through the adapter.
+  py::object from_dlpack(py::handle obj, py::dict kwargs = py::dict());
+
+  struct NotImplemented {
+    std::string reason;
+  };
+
+ private:
+  void probe();
+  void set_error(const std::string& message);
+  int import_common(void* managed, bool versioned, void** out_array);
+
+  py::object adapter_;
+  py::object exchange_type_;  ///< the array type carrying a __dlpack_c_exchange_api__ capsule
+  std::string spec_;
+  SubjectInfo info_;
+  Facts facts_;
+  std::string image_;
+};
+
+/// The PythonSubject behind a case, or a skip when the subject is of another kind.
+PythonSubject& python_subject(CaseContext& ctx);
+
+/// Loader for dlpv::worker_main / run_app (takes the GIL itself).
+std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index);
+
+/// "TypeName: message" of the Python exception in flight (GIL held).
+std::string describe(const py::error_already_set& e);
+/// The exception's type name ("BufferError").
+std::string exception_type(const py::error_already_set& e);
+
+/// Validator-side capsule helpers (GIL held).
+std::string capsule_name(py::handle obj);  ///< "" if not a capsule; "<NULL>" if unnamed
+void* capsule_pointer(py::handle obj);     ///< pointer under the capsule's own name, or null
+
+/// Element-0 address of a CPU tensor (data + byte_offset).
+inline const void* element0(const DLTensor& t) {
+  return static_cast<const char*>(t.data) + t.byte_offset;
+}
+
+}  // namespace dlpv::py_shim

@@ -1,0 +1,5 @@
+"""``python -m validator``: see validator.cli."""
+from .cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""Adapters: how the validator makes, imports and reads arrays of a package (DESIGN §4).
+
+An adapter is any object with::
+
+    name: str; version: str
+    def dtypes(self) -> dict       # (code, bits) -> library dtype, for every dtype it can make
+    def devices(self) -> list      # [(device_type, device_id), ...] it can allocate on
+    def make(self, shape, dtype_key, device, layout="contiguous", read_only=False)
+    def from_dlpack(self, obj, **kwargs)   # the library's consumer entry point
+    def to_bytes(self, array) -> bytes     # elements, row-major compact, on the host
+    def is_writable(self, array)           # True / False / None (no such notion)
+
+``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n)[i]`` and raises
+NotImplementedError for what it cannot make (reported as a skip). Optional extra:
+``unexportable(self) -> [(description, array), ...]``: arrays whose data DLPack cannot
+express (ERR-01).
+
+``resolve(spec)`` turns a package name or ``MODULE:ATTR`` into an adapter; ``preflight``
+checks a spec without importing the package (the supervisor never imports it).
+"""
+import importlib
+import importlib.util
+import os
+
+BUILTIN = {
+    "numpy": "validator.adapters.numpy_adapter",
+    "torch": "validator.adapters.torch_adapter",
+    "cupy": "validator.adapters.cupy_adapter",
+    "jax": "validator.adapters.jax_adapter",
+}
+
+
+class LoadError(Exception):
+    """The subject cannot be loaded: bad input (exit code 2)."""
+
+
+def _split(spec):
+    module, _, attr = spec.partition(":")
+    return module, attr
+
+
+def preflight(spec):
+    """'' when ``spec`` names something importable, else the one-line reason. Only looks the
+    module up (importlib.util.find_spec); a dotted name imports its parent package."""
+    module, attr = _split(spec)
+    if not module or (":" in spec and not attr):
+        return f"'{spec}' is neither a package name nor MODULE:ATTR"
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as e:
+        return f"cannot look up Python module '{module}': {e}"
+    if found is None:
+        return (f"no Python package or module named '{module}' for this interpreter "
+                f"({os.path.realpath(__import__('sys').executable)})")
+    return ""
+
+
+def _instantiate(obj):
+    return obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "make")) else obj
+
+
+def resolve(spec):
+    """The adapter for ``spec`` (runs in worker processes only)."""
+    module, attr = _split(spec)
+    if attr:
+        try:
+            mod = importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - any import failure is bad input
+            raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
+        try:
+            obj = getattr(mod, attr)
+        except AttributeError as e:
+            raise LoadError(f"module '{module}' has no attribute '{attr}'") from e
+        return _check(_instantiate(obj), spec)
+    if module in BUILTIN:
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001
+            raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
+        return _check(importlib.import_module(BUILTIN[module]).Adapter(), spec)
+    try:
+        mod = importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001
+        raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
+    if all(hasattr(mod, f) for f in ("from_dlpack", "asarray", "reshape")):
+        from .array_api import Adapter
+        return _check(Adapter(mod), spec)
+    raise LoadError(f"'{module}' has no built-in adapter and is not an Array API namespace "
+                    f"(needs from_dlpack, asarray, reshape); pass --adapter MODULE:ATTR")
+
+
+def _check(adapter, spec):
+    missing = [a for a in ("name", "version", "make") if not hasattr(adapter, a)]
+    if missing:
+        raise LoadError(f"the adapter for '{spec}' lacks {', '.join(missing)} (DESIGN §4 protocol)")
+    return adapter
+
+
+def origin(adapter, spec):
+    """A file that identifies the package (its __init__.py), for the report."""
+    module, _ = _split(spec)
+    for name in (getattr(adapter, "module_name", None), module):
+        if not name:
+            continue
+        mod = __import__("sys").modules.get(name)
+        if mod is not None and getattr(mod, "__file__", None):
+            return os.path.realpath(mod.__file__)
+    return spec

@@ -1,0 +1,62 @@
+"""Generic adapter for an Array API namespace (a module with from_dlpack, asarray, reshape).
+Reading back goes through NumPy (``numpy.asarray``), so such packages need NumPy interop."""
+import math
+
+from .._dlpack_validate import pattern
+
+_NAMES = {
+    (6, 8): "bool",
+    (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+    (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+    (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
+    (5, 64): "complex64", (5, 128): "complex128",
+}
+
+
+class Adapter:
+    def __init__(self, xp, name=None, device=(1, 0)):
+        self.xp = xp
+        self.module_name = xp.__name__
+        self.name = name or xp.__name__
+        self.version = str(getattr(xp, "__version__", "unknown"))
+        self._device = tuple(device)
+
+    def dtypes(self):
+        return {k: getattr(self.xp, v) for k, v in _NAMES.items() if hasattr(self.xp, v)}
+
+    def devices(self):
+        return [self._device]
+
+    def _asarray(self, values, dt, shape):
+        return self.xp.reshape(self.xp.asarray(values, dtype=dt), shape)
+
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+        xp = self.xp
+        if tuple(device) != self._device:
+            raise NotImplementedError(f"{self.name} adapter allocates on {self._device} only")
+        dt = self.dtypes().get(tuple(dtype_key))
+        if dt is None:
+            raise NotImplementedError(f"{self.name} has no dtype for DLPack {tuple(dtype_key)}")
+        if read_only:
+            raise NotImplementedError("the Array API has no read-only arrays")
+        shape = tuple(int(s) for s in shape)
+        logical = self._asarray(pattern(dtype_key, math.prod(shape)), dt, shape)
+        if layout == "contiguous":
+            return logical
+        if layout == "fortran" and hasattr(xp, "permute_dims"):
+            order = tuple(range(len(shape)))[::-1]
+            return xp.permute_dims(xp.asarray(xp.permute_dims(logical, order), copy=True), order)
+        if layout == "broadcast" and hasattr(xp, "broadcast_to") and shape:
+            row = self._asarray(pattern(dtype_key, math.prod(shape[1:])), dt, shape[1:])
+            return xp.broadcast_to(row, shape)
+        raise NotImplementedError(f"the generic Array API adapter cannot make layout {layout!r}")
+
+    def from_dlpack(self, obj, **kwargs):
+        return self.xp.from_dlpack(obj, **kwargs)
+
+    def to_bytes(self, array):
+        import numpy
+        return numpy.ascontiguousarray(numpy.asarray(array)).tobytes()
+
+    def is_writable(self, array):
+        return None

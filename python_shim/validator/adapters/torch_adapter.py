@@ -1,0 +1,94 @@
+"""Built-in adapter for PyTorch (CPU; CUDA devices when torch.cuda is available)."""
+import math
+
+import torch
+import torch.utils.dlpack
+
+from .._dlpack_validate import pattern_bytes
+
+_DTYPES = {
+    (6, 8): torch.bool,
+    (0, 8): torch.int8, (0, 16): torch.int16, (0, 32): torch.int32, (0, 64): torch.int64,
+    (1, 8): torch.uint8,
+    (2, 16): torch.float16, (2, 32): torch.float32, (2, 64): torch.float64,
+    (4, 16): torch.bfloat16,
+    (5, 64): torch.complex64, (5, 128): torch.complex128,
+}
+
+
+def _logical(dtype_key, shape, dt, device):
+    n = math.prod(shape)
+    raw = bytearray(pattern_bytes(dtype_key, n))
+    flat = torch.frombuffer(raw, dtype=dt) if n else torch.empty(0, dtype=dt)
+    return flat.reshape(shape).clone().to(device)
+
+
+class Adapter:
+    module_name = "torch"
+
+    def __init__(self):
+        self.name = "torch"
+        self.version = torch.__version__
+
+    def dtypes(self):
+        return dict(_DTYPES)
+
+    def devices(self):
+        out = [(1, 0)]
+        if torch.cuda.is_available():
+            out += [(2, i) for i in range(torch.cuda.device_count())]
+        return out
+
+    def _device(self, device):
+        device = tuple(device)
+        if device == (1, 0):
+            return torch.device("cpu")
+        if device[0] == 2 and device in self.devices():
+            return torch.device("cuda", device[1])
+        raise NotImplementedError(f"this torch cannot allocate on device {device}")
+
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+        dt = _DTYPES.get(tuple(dtype_key))
+        if dt is None:
+            raise NotImplementedError(f"torch has no dtype for DLPack (code, bits) {tuple(dtype_key)}")
+        if read_only:
+            raise NotImplementedError("torch tensors have no read-only flag")
+        dev = self._device(device)
+        shape = tuple(int(s) for s in shape)
+        logical = _logical(dtype_key, shape, dt, dev)
+        if layout == "contiguous":
+            return logical
+        if not shape:
+            raise NotImplementedError(f"layout {layout} needs ndim >= 1")
+        if layout == "fortran":
+            order = list(range(len(shape)))[::-1]
+            return logical.permute(order).contiguous().permute(order)
+        if layout == "strided":
+            big = torch.zeros(shape[:-1] + (2 * shape[-1],), dtype=dt, device=dev)
+            view = big[..., ::2]
+            view.copy_(logical)
+            return view
+        if layout == "offset":
+            buf = torch.zeros(logical.numel() + 1, dtype=dt, device=dev)
+            buf[1:] = logical.reshape(-1)
+            return buf[1:].view(shape)
+        if layout == "reversed":
+            raise NotImplementedError("torch tensors cannot have negative strides")
+        if layout == "broadcast":
+            return _logical(dtype_key, shape[1:], dt, dev).expand(shape)
+        raise NotImplementedError(f"unknown layout {layout!r}")
+
+    def from_dlpack(self, obj, **kwargs):
+        return torch.utils.dlpack.from_dlpack(obj, **kwargs)
+
+    def to_bytes(self, array):
+        t = array.detach().cpu().contiguous().reshape(-1)
+        if t.is_complex():
+            t = torch.view_as_real(t).reshape(-1)
+        return t.view(torch.uint8).numpy().tobytes()
+
+    def is_writable(self, array):
+        return None  # torch has no read-only tensors
+
+    def unexportable(self):
+        return [("a sparse COO tensor", torch.zeros(2, 2).to_sparse())]

@@ -1,0 +1,95 @@
+"""Command line of ``python -m validator``: the options of the dlpack-validate CLI, run by
+the same C++ harness (statuses, JSON record, exit codes: 0 nothing unexpected, 1 unexpected
+fail/crash/timeout/error or warn under --strict, 2 bad input, 3 internal error)."""
+import argparse
+import os
+import sys
+
+PROG = "python -m validator"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad options are one line on stderr and exit code 2 (like the CLI)."""
+
+    def error(self, message):
+        sys.stderr.write(f"{PROG}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def _parser():
+    p = _Parser(
+        prog=PROG,
+        description="DLPack conformance validator for Python array packages: runs the "
+                    "dlpack-validate cases on each PKG as producer, consumer and exchange-API "
+                    "provider.",
+        epilog="Exit codes: 0 nothing unexpected, 1 unexpected fail/crash/timeout/error (or warn "
+               "with --strict), 2 bad input, 3 internal error.")
+    p.add_argument("packages", nargs="*", metavar="PKG",
+                   help="importable package names (numpy, torch, ...) or MODULE:ATTR adapters")
+    p.add_argument("--adapter", action="append", default=[], metavar="MODULE:ATTR",
+                   help="an adapter object (or class/factory) for a package without a built-in "
+                        "one (repeatable; DESIGN §4 protocol)")
+    p.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    p.add_argument("--filter", action="append", default=[], metavar="GLOB",
+                   help="run only cases whose id matches GLOB (repeatable)")
+    p.add_argument("--json", metavar="PATH", help="write the canonical JSON run record to PATH")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="per-case time limit in seconds (default 10)")
+    p.add_argument("--isolate", default="worker", choices=["worker", "case", "none"],
+                   help="worker (reused worker interpreter, default), case (one interpreter per "
+                        "case) or none (in-process, for debugging)")
+    p.add_argument("--strict", action="store_true",
+                   help="warnings and unexpected passes count as failures")
+    p.add_argument("--deterministic", action="store_true",
+                   help="omit timestamps, durations and host names from the record")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def _worker(argv):
+    """``python -m validator [--adapter ...] --internal-worker SPEC...``: a fresh interpreter
+    that loads the packages and runs the cases the supervisor sends (fd 3 in, fd 4 out)."""
+    import faulthandler
+    faulthandler.enable(all_threads=True)
+    from . import _dlpack_validate
+    specs = argv[argv.index("--internal-worker") + 1:]
+    return _dlpack_validate.worker(specs)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--internal-worker" in argv:
+        return _worker(argv)
+    args = _parser().parse_args(argv)
+    from . import _dlpack_validate, adapters
+    if args.version:
+        print(f"dlpack-validate {_dlpack_validate.tool_version} (python -m validator)")
+        return 0
+    if not args.timeout > 0:
+        sys.stderr.write(f"{PROG}: error: --timeout must be a positive number of seconds\n")
+        return 2
+    subjects = list(args.packages) + list(args.adapter)
+    options = {
+        "subjects": subjects,
+        "filters": args.filter,
+        "json": args.json,
+        "timeout": args.timeout,
+        "isolate": args.isolate,
+        "strict": args.strict,
+        "deterministic": args.deterministic,
+        "quiet": args.quiet,
+        "list": args.list,
+        "command_line": [PROG] + argv,
+        # The supervisor appends --internal-worker and the subjects: a fresh interpreter
+        # per worker, never a fork of this one.
+        "worker_command": [sys.executable, "-m", "validator"],
+        "preflight": adapters.preflight,
+    }
+    # Workers are `sys.executable -m validator`: make sure they import this very package.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.environ.get("PYTHONPATH", "")
+    if here not in path.split(os.pathsep):
+        os.environ["PYTHONPATH"] = here + (os.pathsep + path if path else "")
+    sys.stdout.flush()
+    return _dlpack_validate.run(options)

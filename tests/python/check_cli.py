@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""tests/python/check_cli.py: the command line of `python -m validator`: bad input is one
+line on stderr and exit 2 (nothing on stdout, no report written); --list and --version exit
+0; the isolation modes give the same verdicts; the JSON record names a Python subject."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+RUN = [sys.executable, "-m", "validator"]
+OK = "fakearray.variants:correct"
+
+
+def run(args):
+    return subprocess.run(RUN + args, capture_output=True, text=True, errors="replace")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    problems = []
+    bad = [
+        ("unknown package", ["no_such_package_xyz"], "no python package"),
+        ("module without the attribute", ["fakearray.variants:no_such_variant"], "no_such_variant"),
+        ("malformed MODULE:ATTR", ["fakearray:"], "module:attr"),
+        ("unknown option", ["--frobnicate", OK], "frobnicate"),
+        ("bad isolate value", ["--isolate", "thread", OK], "isolate"),
+        ("negative timeout", ["--timeout", "-1", OK], "timeout"),
+        ("filter matches nothing", ["--filter", "no.such.case*", OK], "no case matches"),
+        ("unwritable report path", ["--json", os.path.join(a.workdir, "nodir", "x.json"), OK], "cannot write"),
+        ("no subject", [], "no subject"),
+        ("adapter flag, unknown module", ["--adapter", "no_such_module_xyz:Adapter"], "no python package"),
+    ]
+    for name, args, needle in bad:
+        p = run(args)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        if p.returncode != 2:
+            problems.append(f"{name}: exit {p.returncode}, expected 2 ({p.stderr[-400:]!r})")
+        elif len(lines) != 1:
+            problems.append(f"{name}: {len(lines)} stderr lines, expected 1: {p.stderr[-400:]!r}")
+        elif needle.lower() not in lines[0].lower():
+            problems.append(f"{name}: {lines[0]!r} does not mention {needle!r}")
+        if p.stdout.strip():
+            problems.append(f"{name}: printed to stdout: {p.stdout[:200]!r}")
+    p = run(["--list"])
+    if p.returncode != 0 or "python.capsule.name.versioned" not in p.stdout or "producer.tensor." not in p.stdout:
+        problems.append(f"--list: exit {p.returncode}, Python-protocol and C-level cases expected")
+    p = run(["--version"])
+    if p.returncode != 0 or "dlpack-validate" not in p.stdout:
+        problems.append(f"--version: exit {p.returncode} {p.stdout!r}")
+    verdicts = {}
+    for mode in ("worker", "case", "none"):
+        out = os.path.join(a.workdir, f"isolate_{mode}.json")
+        p = run(["--isolate", mode, "--filter", "python.capsule.*", "--json", out, "--deterministic", OK])
+        if p.returncode != 0:
+            problems.append(f"--isolate {mode}: exit {p.returncode}: {p.stdout[-400:]} {p.stderr[-400:]}")
+            continue
+        rec = json.load(open(out))
+        verdicts[mode] = {r["id"]: r["status"] for r in rec["results"]}
+        s = rec["subjects"][0]
+        if s["kind"] != "python" or not s["name"].startswith("fakearray"):
+            problems.append(f"--isolate {mode}: subject {s['kind']} {s['name']!r}")
+    if len({json.dumps(v, sort_keys=True) for v in verdicts.values()}) > 1:
+        problems.append(f"isolation modes disagree: {verdicts}")
+    p = run(["-q", "--filter", "python.capsule.*", OK])
+    if p.returncode != 0 or len(p.stdout.strip().splitlines()) != 1:
+        problems.append(f"-q: exit {p.returncode}, output {p.stdout!r}")
+    for x in problems:
+        print("PROBLEM:", x)
+    print(f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""fakearray: a small DLPack array library for testing the Python shim (not a real package).
+
+``fakearray.Adapter(bugs=())`` is its DESIGN §4 adapter; ``fakearray.variants`` names one
+adapter per planted bug (``python -m validator fakearray.variants:no_destructor``)."""
+import math
+
+from . import _fakearray
+
+KNOWN_BUGS = frozenset({
+    "versioned_named_legacy", "no_destructor", "destructor_ignores_used", "buffer_not_kept",
+    "deleter_thread_affine", "deleter_sets_error", "deleter_needs_interpreter",
+    "none_gives_versioned", "old_major_versioned", "major2_type_error", "no_dl_device_kw",
+    "accepts_bad_args", "copy_true_aliases", "copy_false_copies", "default_copies",
+    "device_id_wrong", "dl_device_ignored", "exports_big_endian", "no_read_only_flag",
+    "read_only_legacy_exported", "stream_accepted", "same_capsule", "legacy_struct_named_versioned",
+})
+
+_DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),
+           (2, 16), (2, 32), (2, 64), (6, 8), (5, 64), (5, 128), (4, 16)}
+
+
+class Adapter:
+    module_name = "fakearray"
+
+    def __init__(self, bugs=()):
+        unknown = set(bugs) - KNOWN_BUGS
+        if unknown:
+            raise ValueError(f"unknown fakearray bugs: {sorted(unknown)}")
+        _fakearray.set_bugs(sorted(bugs))
+        self.name = "fakearray" + ("[" + ",".join(sorted(bugs)) + "]" if bugs else "")
+        self.version = "1.3.0"
+
+    def dtypes(self):
+        return {k: k for k in _DTYPES}
+
+    def devices(self):
+        return [(1, 0)]
+
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+        from validator import pattern_bytes
+        if tuple(device) != (1, 0):
+            raise NotImplementedError("fakearray is CPU-only")
+        if tuple(dtype_key) not in _DTYPES:
+            raise NotImplementedError(f"fakearray has no dtype {tuple(dtype_key)}")
+        shape = [int(s) for s in shape]
+        data = pattern_bytes(dtype_key, math.prod(shape))
+        return _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data)
+
+    def from_dlpack(self, obj, **kwargs):
+        raise NotImplementedError("fakearray has no consumer")
+
+    def to_bytes(self, array):
+        return array.to_bytes()
+
+    def is_writable(self, array):
+        return array.writable
+
+    def unexportable(self):
+        return [("a big-endian float32 array", _fakearray.make_big_endian(4))]

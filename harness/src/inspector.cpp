@@ -3,6 +3,7 @@
 // before a single data byte is read; reads go through safe_read so a garbage pointer from
 // the library becomes a finding rather than a crash of the worker.
 // SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/tensor.hpp>
 #include <fmt/format.h>
 #include <sys/uio.h>
@@ -122,6 +123,16 @@ constexpr uint64_t kMaxWindowBytes = uint64_t{64} << 20;   // one read of the ad
 constexpr int64_t kMaxElementReads = int64_t{1} << 16;     // element-wise reads of a sparse span
 }  // namespace
 
+// Data bytes live where the device says: CUDA device and managed memory is copied through the
+// driver; everything else is host memory read with safe_read. (shape/strides are host memory
+// for every device.)
+bool read_data(const DLTensor& t, const void* addr, void* dst, size_t n) {
+  const int dt = static_cast<int>(t.device.device_type);
+  if (dt == kDLCUDA || dt == kDLCUDAManaged)
+    return cuda::use_device(t.device.device_id) && cuda::copy_to_host(addr, dst, n);
+  return safe_read(addr, dst, n);
+}
+
 bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::string& why) {
   out.clear();
   // The struct lives in the library's memory: work on a copy read without trusting it.
@@ -172,7 +183,7 @@ bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::str
       return false;
     }
     out.resize(static_cast<size_t>((total_bits + 7) / 8));
-    if (!safe_read(reinterpret_cast<const void*>(base), out.data(), out.size())) {
+    if (!read_data(t, reinterpret_cast<const void*>(base), out.data(), out.size())) {
       out.clear();
       why = "data bytes are unreadable";
       return false;
@@ -221,7 +232,7 @@ bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::str
   if (static_cast<uint64_t>(span_bytes) <= kMaxWindowBytes) {
     // One read of the whole span, then gather from the local copy.
     std::vector<char> window(static_cast<size_t>(span_bytes));
-    if (!safe_read(reinterpret_cast<const void*>(first), window.data(), window.size())) {
+    if (!read_data(t, reinterpret_cast<const void*>(first), window.data(), window.size())) {
       out.clear();
       why = fmt::format("the {} bytes the strides address (from data{:+}) are not all readable",
                         span_bytes, lo_bytes);
@@ -238,7 +249,7 @@ bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::str
   }
   uint64_t bad_at = 0;
   const bool ok = each_element([&](uint8_t* dst, uint64_t at) {
-    if (safe_read(reinterpret_cast<const void*>(first + at), dst, es)) return true;
+    if (read_data(t, reinterpret_cast<const void*>(first + at), dst, es)) return true;
     bad_at = at;
     return false;
   });
@@ -307,10 +318,14 @@ int32_t device_type_of(const DLDevice& d) {
   return v;
 }
 
-std::string device_text(const DLDevice& d) {
+// device_name() of the library's device, never loading a foreign value as the enum: named
+// when it is the expected device type, else shown as the number it is.
+std::string device_text(const DLDevice& d, const DLDevice& want) {
   const int32_t v = device_type_of(d);
-  if (v >= 0 && v <= 18) return device_name(d);
-  return fmt::format("device_type {}:{}", v, d.device_id);
+  if (v != static_cast<int32_t>(want.device_type)) return fmt::format("device_type {}:{}", v, d.device_id);
+  DLDevice named = want;
+  named.device_id = d.device_id;
+  return device_name(named);
 }
 }  // namespace
 
@@ -394,7 +409,7 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
       "1-4 or 7-18", std::to_string(dt));
   add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
       t.device.device_id == want.device.device_id, "device is the array's device",
-      device_name(want.device), device_text(t.device));
+      device_name(want.device), device_text(t.device, want.device));
   if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost || dt == kDLCUDAManaged)
     add("DEV-03", Severity::should, t.device.device_id == 0, "device_id is 0 for host-like memory",
         "0", std::to_string(t.device.device_id));
@@ -439,8 +454,32 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
         "a zero-size tensor should have data == NULL", "NULL", fmt::format("{}", t.data));
     return;
   }
-  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost) {
-    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device) +
+  // Where the memory really is, when CUDA can tell (DESIGN §8).
+  std::string no_cuda;
+  const bool cuda_ok = cuda::available(&no_cuda);
+  if (cuda_ok && t.data) {
+    const cuda::PointerInfo pi = cuda::pointer_info(t.data);
+    if (dt == kDLCUDA)
+      add("DEV-02", Severity::must, pi.known && pi.memory_type == 2 && pi.device == t.device.device_id,
+          "a kDLCUDA tensor's data is device memory of the labelled device",
+          fmt::format("device memory on cuda:{}", t.device.device_id),
+          pi.known ? fmt::format("memory type {} on device {}", pi.memory_type, pi.device) : "host memory");
+    else if (dt == kDLCUDAManaged)
+      add("DEV-02", Severity::must, pi.known && pi.managed, "a kDLCUDAManaged tensor's data is managed memory",
+          "managed memory", pi.known ? fmt::format("memory type {}, not managed", pi.memory_type) : "host memory");
+    else if (dt == kDLCUDAHost)
+      add("DEV-02", Severity::must, pi.known && pi.memory_type == 1, "a kDLCUDAHost tensor's data is pinned host memory",
+          "pinned (page-locked) memory", pi.known ? fmt::format("memory type {}", pi.memory_type) : "pageable host memory");
+    else if (dt == kDLCPU)
+      add("DEV-02", Severity::should, !(pi.known && pi.memory_type == 1 && !pi.managed),
+          "pinned memory should be labelled kDLCUDAHost rather than kDLCPU", "pageable host memory",
+          "pinned (page-locked) CUDA host memory");
+  } else if (dt == kDLCUDA || dt == kDLCUDAManaged || dt == kDLCUDAHost) {
+    add("LAYOUT-07", Severity::may, true, "device memory not checked: " + no_cuda);
+    return;
+  }
+  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost && dt != kDLCUDA) {
+    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device, want.device) +
         " is not host-addressable");
     return;
   }

@@ -2,6 +2,7 @@
 // counting deleter that poisons the struct (so a consumer touching it after delete lands
 // on a guard page) and an optional guard page right after the version prefix (VER-03).
 // SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/tensor.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -76,6 +77,14 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
     t.data = elem0;
     t.byte_offset = 0;
   }
+  if (spec.device_memory && !spec.null_data) {
+    // The same bytes in real CUDA memory, at the same offsets.
+    const int kind = static_cast<int>(spec.device.device_type);
+    m->device_buffer_ = cuda::allocate(kind, spec.device.device_id, m->buffer_.size());
+    if (!m->device_buffer_ || !cuda::copy_to_device(m->device_buffer_, m->buffer_.data(), m->buffer_.size()))
+      return nullptr;
+    t.data = static_cast<uint8_t*>(m->device_buffer_) + (static_cast<uint8_t*>(t.data) - m->buffer_.data());
+  }
   if (spec.null_data) t.data = nullptr;
   t.device = spec.device;
   t.ndim = static_cast<int32_t>(spec.shape.size());
@@ -116,6 +125,7 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
 }
 
 MadeTensor::~MadeTensor() {
+  if (device_buffer_) cuda::release(static_cast<int>(spec_.device.device_type), device_buffer_);
   if (struct_mmapped_) munmap(struct_block_, struct_block_size_);
   else std::free(struct_block_);
 }

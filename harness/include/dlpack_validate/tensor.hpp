@@ -103,6 +103,7 @@ struct MadeSpec {
   size_t misalign = 0;             ///< shift the element storage by this many bytes
   DLDevice device{kDLCPU, 0};      ///< the label only: the memory is always host memory
   bool padded_subbyte = false;     ///< sub-byte dtype stored one element per byte (flag 4)
+  bool device_memory = false;      ///< place the storage in real memory of `device` (CUDA kinds)
 };
 
 /// A tensor built by the validator. It owns its buffers for the whole case (so a consumer
@@ -138,6 +139,7 @@ class MadeTensor {
   size_t struct_block_size_ = 0;
   bool struct_mmapped_ = false;
   std::vector<uint8_t> buffer_;
+  void* device_buffer_ = nullptr;  ///< CUDA copy of buffer_ when spec.device_memory
   std::vector<int64_t> shape_, strides_;
   std::vector<uint8_t> expected_;
   std::atomic<int> deleter_calls_{0};

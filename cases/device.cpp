@@ -1,0 +1,189 @@
+// cases/device.cpp: per-device behaviour (DESIGN §8): CUDA device, pinned and managed
+// memory, as producer and consumer, with the label checked against the pointer's real
+// attributes; and the stream rules (STRM-04 on CPU everywhere; STRM-05/09 with a real race on
+// a GPU). Without a CUDA driver and device every CUDA case is a skip that says so.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/cuda.hpp>
+#include <fmt/format.h>
+
+#include "support/consumer_flow.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+const DLDataType kFloat32{kDLFloat, 32, 1};
+
+struct Dev {
+  const char* name;
+  DLDeviceType type;
+  int32_t id;
+};
+const Dev kDevices[] = {{"cuda0", kDLCUDA, 0}, {"cuda1", kDLCUDA, 1},
+                        {"cuda_host", kDLCUDAHost, 0}, {"cuda_managed", kDLCUDAManaged, 0}};
+
+const Dev& device_param(CaseContext& ctx) {
+  for (const Dev& d : kDevices)
+    if (ctx.param("device") == d.name) return d;
+  ctx.harness_error("unknown device " + ctx.param("device"));
+}
+
+void need_cuda(CaseContext& ctx, int32_t id) {
+  std::string why;
+  if (!cuda::available(&why)) ctx.skip(why);
+  if (id >= cuda::device_count())
+    ctx.skip(fmt::format("only {} CUDA device(s); cuda:{} is absent", cuda::device_count(), id));
+}
+
+void producer_on_device(CaseContext& ctx) {
+  const Dev& d = device_param(ctx);
+  need_cuda(ctx, d.id);
+  const bool versioned = ctx.param("version") == "versioned";
+  const uint32_t layout = *layout_from_name(ctx.param("layout"));
+  Request r(kFloat32, {3, 4}, layout);
+  r.req.device = DLDevice{d.type, d.id};
+  Exported e = export_or_skip(ctx, versioned, r, "DEV-02");
+  ctx.phase("inspect");
+  TensorExpectation want;
+  want.shape = r.shape;
+  want.layout = layout;
+  want.device = r.req.device;
+  InspectOptions opt;
+  opt.versioned = versioned;
+  opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
+  std::vector<Finding> findings;
+  inspect_tensor(e.tensor(), want, opt, findings);
+  record(ctx, findings);
+}
+
+void consumer_on_device(CaseContext& ctx) {
+  const Dev& d = device_param(ctx);
+  need_cuda(ctx, d.id);
+  MadeSpec spec;
+  spec.device = DLDevice{d.type, d.id};
+  spec.device_memory = true;
+  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "DEV-02", Refusal::skips,
+                     fmt::format("a float32 tensor in {} memory", d.name));
+}
+
+// STRM-04 (runs everywhere): a CPU export with a stream must be refused.
+void cpu_rejects_stream(CaseContext& ctx) {
+  const bool versioned = ctx.param("version") == "versioned";
+  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
+  r.req.stream = 1;
+  ctx.phase("export");
+  DLManagedTensorVersioned* v = nullptr;
+  DLManagedTensor* l = nullptr;
+  const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
+  Exported e;
+  e.v = rc == DLPV_OK ? v : nullptr;
+  e.l = rc == DLPV_OK ? l : nullptr;
+  ctx.check(rc != DLPV_OK, "STRM-04", "a CPU export given a stream (1) is refused: CPU arrays take stream=None only",
+            "a refusal", "exported (the stream value was accepted)");
+}
+
+// STRM-05: the producer's data is written late on its own stream; the validator reads on its
+// own stream right away. Without the producer making that stream wait, the read is stale.
+void race(CaseContext& ctx) {
+  need_cuda(ctx, 0);
+  const bool versioned = ctx.param("version") == "versioned";
+  cuda::use_device(0);
+  void* consumer_stream = cuda::create_stream();
+  if (!consumer_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
+  struct StreamGuard { void* s; ~StreamGuard() { cuda::destroy_stream(s); } } guard{consumer_stream};
+  Request r(kFloat32, {256, 1024}, DLPV_LAYOUT_CONTIGUOUS);
+  r.req.device = DLDevice{kDLCUDA, 0};
+  r.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  Exported e = export_or_skip(ctx, versioned, r, "STRM-05");
+  ctx.phase("read");
+  const DLTensor& t = e.tensor();
+  std::vector<uint8_t> got(static_cast<size_t>(256 * 1024) * 4);
+  const bool ok = cuda::copy_to_host_async(static_cast<const char*>(t.data) + t.byte_offset, got.data(),
+                                           got.size(), consumer_stream) && cuda::synchronize(consumer_stream);
+  if (!ok) ctx.harness_error("reading on the consumer stream failed: " + cuda::last_error());
+  const std::string diff = describe_mismatch(kFloat32, expected_bytes(kFloat32, r.shape, 0), got);
+  ctx.check(diff.empty(), "STRM-05",
+            "data read on the consumer's stream, immediately after export, is final (the producer "
+            "made that stream wait for its work)", "the reference pattern", diff);
+}
+
+// STRM-09 + FLAG-05: dl_device=CPU from a CUDA array: a host copy, synchronised, IS_COPIED.
+void dl_device_cpu(CaseContext& ctx) {
+  need_cuda(ctx, 0);
+  Request r(kFloat32, {256, 1024}, DLPV_LAYOUT_CONTIGUOUS);
+  r.req.device = DLDevice{kDLCUDA, 0};
+  r.req.target_device = DLDevice{kDLCPU, 0};
+  Exported e = export_or_skip(ctx, true, r, "STRM-09");
+  ctx.phase("inspect");
+  const DLTensor& t = e.tensor();
+  ctx.check(t.device.device_type == kDLCPU, "STRM-09", "dl_device=(kDLCPU, 0) yields a CPU tensor", "cpu:0",
+            device_name(t.device));
+  ctx.check_as(Severity::must, (e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05",
+               "a cross-device copy sets IS_COPIED", "bit 1 set", fmt::format("flags = {:#x}", e.v->flags));
+  std::vector<uint8_t> got;
+  std::string why;
+  if (!ctx.check(gather_elements(t, got, why), "STRM-09", "the host copy is readable", "readable", why)) return;
+  const std::string diff = describe_mismatch(kFloat32, expected_bytes(kFloat32, r.shape, 0), got);
+  ctx.check(diff.empty(), "STRM-09", "the host copy holds the final data (the producer synchronised first)",
+            "the reference pattern", diff);
+}
+
+}  // namespace
+}  // namespace dlpv::cases
+
+DLPV_CASE_UNIT(device) {
+  using namespace dlpv;
+  for (bool versioned : {true, false}) {
+    const std::string kind = cases::kind_name(versioned);
+    for (const auto& d : cases::kDevices) {
+      for (const char* layout : {"contiguous", "fortran"}) {
+        CaseInfo c;
+        c.id = fmt::format("device.producer.{}.float32.{}.{}", d.name, layout, kind);
+        c.title = fmt::format("{} export on {} is labelled as the memory really is and holds the pattern", kind, d.name);
+        c.requirements = {"DEV-02", "DEV-03", "LAYOUT-07"};
+        c.role = Role::producer;
+        c.params = {{"device", d.name}, {"dtype", "float32"}, {"layout", layout}, {"version", kind}};
+        c.needs = {versioned ? "export_versioned" : "export_legacy"};
+        c.body = cases::producer_on_device;
+        reg.add(std::move(c));
+      }
+      CaseInfo c;
+      c.id = fmt::format("device.consumer.{}.float32.contiguous.{}", d.name, kind);
+      c.title = fmt::format("{} import of a tensor in {} memory reads back right", kind, d.name);
+      c.requirements = {"DEV-02", "DEL-02"};
+      c.role = Role::consumer;
+      c.params = {{"device", d.name}, {"dtype", "float32"}, {"layout", "contiguous"}, {"version", kind}};
+      c.needs = {versioned ? "import_versioned" : "import_legacy", "read_array", "release_array"};
+      c.body = cases::consumer_on_device;
+      reg.add(std::move(c));
+    }
+    CaseInfo s;
+    s.id = "stream.cpu.rejects_stream." + kind;
+    s.title = "a CPU export refuses a stream value (CPU takes stream=None only)";
+    s.requirements = {"STRM-04"};
+    s.severity = Severity::should;
+    s.role = Role::producer;
+    s.params = {{"device", "cpu"}, {"version", kind}};
+    s.needs = {versioned ? "export_versioned" : "export_legacy"};
+    s.body = cases::cpu_rejects_stream;
+    reg.add(std::move(s));
+
+    CaseInfo race;
+    race.id = "stream.producer.race.cuda0." + kind;
+    race.title = "data written late on the producer's stream is final on the consumer's stream";
+    race.requirements = {"STRM-05"};
+    race.role = Role::producer;
+    race.params = {{"device", "cuda0"}, {"version", kind}};
+    race.needs = {versioned ? "export_versioned" : "export_legacy"};
+    race.body = cases::race;
+    reg.add(std::move(race));
+  }
+  CaseInfo c;
+  c.id = "stream.producer.dl_device_cpu.cuda0.versioned";
+  c.title = "dl_device=CPU from a CUDA array: a synchronised host copy flagged IS_COPIED";
+  c.requirements = {"STRM-09", "FLAG-05"};
+  c.role = Role::producer;
+  c.params = {{"device", "cuda0"}, {"version", "versioned"}};
+  c.needs = {"export_versioned"};
+  c.body = cases::dl_device_cpu;
+  reg.add(std::move(c));
+}

@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
-# scripts/run-main.sh: README command 1. Set up, build, validate the bundled reference
-# plugin and print its summary; the JSON record goes to build/reference-run.json.
+# scripts/run-main.sh: README command 1. Set up, build, then validate:
+#   1. the bundled reference plugin (must pass: exit 0),
+#   2. the real peers installed here: Debian's libtorch (C++ plugin) and, through the Python
+#      shim, Debian's NumPy and PyTorch (`python -m validator numpy torch`).
+# The peers' verdicts are findings about those libraries, printed for reading; they do not
+# change this script's exit status (see baselines/ for how a CI gate would accept them).
+# Records go to build/*-run.json and HTML reports to build/*-run.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BUILD="${DLPV_BUILD_DIR:-build}"
+PY="${DLPV_PYTHON:-/usr/bin/python3}"
+
 echo
-echo "=== dlpack-validate on the bundled reference plugin ==="
-"$BUILD/dlpack-validate" --json "$BUILD/reference-run.json" "$BUILD/tests/libdlpv_reference.so"
+echo "=== 1. dlpack-validate on the bundled reference plugin ==="
+"$BUILD/dlpack-validate" --json "$BUILD/reference-run.json" --html "$BUILD/reference-run.html" \
+  "$BUILD/tests/libdlpv_reference.so"
+
+if [ -f "$BUILD/adapters/libtorch/libdlpv_libtorch.so" ]; then
+  echo
+  echo "=== 2. dlpack-validate on Debian's libtorch (at::toDLPack / at::fromDLPack) ==="
+  "$BUILD/dlpack-validate" --json "$BUILD/libtorch-run.json" --html "$BUILD/libtorch-run.html" \
+    "$BUILD/adapters/libtorch/libdlpv_libtorch.so" || true
+fi
+
+if [ -d "$BUILD/python/validator" ]; then
+  echo
+  echo "=== 3. python -m validator numpy torch (Debian's NumPy and PyTorch, $PY) ==="
+  PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m validator \
+    --json "$BUILD/python-run.json" --html "$BUILD/python-run.html" numpy torch || true
+fi

@@ -63,6 +63,25 @@ int run_cli(int argc, char** argv) {
       "report", "re-render reports from a saved run record: report RUN.json --html out.html ...");
   report->add_option("record", record_path, "a run record written by --json")->required();
   report->fallthrough();  // --html/--junit/--summary-md/--baseline/--strict belong to the main app
+  CLI::App* bench = app.add_subcommand(
+      "bench", "time each exchange route of the plugins (ns/op: median, p10, p90 over batches; the "
+               "harness's own overhead measured and subtracted): bench LIB.so... [--json out.json]");
+  bench->add_option("subjects", cfg.subjects, "plugin libraries (LIB.so ...)")->required();
+  bench->add_option("--iterations", cfg.bench_iterations,
+                    "operations per batch (default 0: sized to about 5 ms per batch)")
+      ->check(CLI::NonNegativeNumber)->type_name("N");
+  bench->add_option("--batches", cfg.bench_batches, "measured batches per route (default 21)")
+      ->check(CLI::PositiveNumber)->type_name("N");
+  bench->add_option("--batch-ms", cfg.bench_batch_ms,
+                    "batch length when --iterations is 0, in milliseconds (default 5)")
+      ->check(CLI::PositiveNumber)->type_name("MS");
+  bench->add_option("--bench-baseline", cfg.bench_baseline_path,
+                    "an earlier run record (or its bench section): a route whose net median exceeds "
+                    "the baseline's x threshold is a warning (fails only with --strict)")
+      ->type_name("PATH");
+  bench->add_option("--bench-threshold", cfg.bench_threshold, "regression threshold ratio (default 1.5)")
+      ->type_name("X");
+  bench->fallthrough();  // --json/--html/--junit/--summary-md/--isolate/--strict/-q as for runs
 
   try {
     app.parse(argc, argv);
@@ -90,6 +109,7 @@ int run_cli(int argc, char** argv) {
       return dlpv::kExitBadInput;
     }
   }
+  cfg.bench = bench->parsed();
   cfg.worker_command = {self_exe()};
   cfg.loader = dlpv::load_plugin_subject;
   cfg.preflight = dlpv::preflight_shared_object;

@@ -1,6 +1,7 @@
 // harness/src/app.cpp: select -> check inputs -> run -> record -> write -> summarise.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <dlpack_validate/text_summary.hpp>
@@ -78,7 +79,7 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg) {
     o << reports::make_baseline(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
   reports::append_step_summary(record);
-  const std::string text = text_summary(record);
+  const std::string text = record.contains("bench") ? reports::bench_text(record) : text_summary(record);
   if (cfg.quiet) std::fputs(text.substr(text.rfind("\nverdict:") + 1).c_str(), stdout);
   else std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
@@ -97,6 +98,15 @@ Isolation parse_isolation(const std::string& s) {
 int run_app(const AppConfig& cfg) {
   if (!(cfg.timeout_s > 0)) throw BadInput{"--timeout must be a positive number of seconds"};
   const Isolation isolation = parse_isolation(cfg.isolate);
+  if (cfg.bench) {
+    if (cfg.subjects.empty()) throw BadInput{"bench: no subject given (see --help)"};
+    if (cfg.preflight)
+      for (const std::string& s : cfg.subjects)
+        if (std::string why = cfg.preflight(s); !why.empty()) throw BadInput{why};
+    for (const std::string& p : output_paths(cfg)) check_writable(p);
+    nlohmann::ordered_json record = bench::run_bench(cfg);
+    return finish(record, cfg);
+  }
   std::vector<const CaseInfo*> selected;
   for (const CaseInfo* c : select_cases(cfg.filters))
     if (applies_to(*c, cfg.kind)) selected.push_back(c);

@@ -25,6 +25,14 @@
 
 extern char** environ;
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DLPV_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLPV_UNDER_ASAN 1
+#endif
+#endif
+
 namespace dlpv {
 
 const char* to_string(Isolation i) {
@@ -127,8 +135,24 @@ class Worker {
     const std::string prefix = std::string(kMemoryLimitVar) + "=";
     std::string limit = prefix + std::to_string(memory_limit_mib);
     std::vector<char*> envp;
-    for (char** e = environ; e && *e; ++e)
-      if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) envp.push_back(*e);
+#ifdef DLPV_UNDER_ASAN
+    // A sanitizer build: the library's crashes must still kill the worker with their signal
+    // (ASan would catch SIGSEGV and exit 1), and a sanitizer report in the worker must be a
+    // crash (SIGABRT, report in the output tail), not "exited with status 1". The user's own
+    // ASAN_OPTIONS come after ours and win.
+    const char* user_asan = std::getenv("ASAN_OPTIONS");
+    std::string asan = std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+                                   "handle_sigill=0:abort_on_error=1:detect_leaks=0") +
+                       (user_asan && *user_asan ? std::string(":") + user_asan : std::string());
+    envp.push_back(asan.data());
+#endif
+    for (char** e = environ; e && *e; ++e) {
+      if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
+#ifdef DLPV_UNDER_ASAN
+      if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
+#endif
+      envp.push_back(*e);
+    }
     envp.push_back(limit.data());
     envp.push_back(nullptr);
     int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());

@@ -1,6 +1,7 @@
 // harness/src/worker.cpp: the worker side of DESIGN §7. Loads every subject once, then
 // runs the cases the supervisor names, one at a time, streaming a result per case.
 // SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <fcntl.h>
 #include <signal.h>
@@ -120,6 +121,22 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     int subject = -1, peer = -1;
     char id[3000] = {};
     if (std::strncmp(line, "quit", 4) == 0) break;
+    if (std::strncmp(line, "bench ", 6) == 0) {  // `bench SETTINGS_JSON`: time every route
+      std::vector<Subject*> all;
+      for (auto& s : subjects) all.push_back(s.get());
+      nlohmann::json section;
+      try {
+        section = bench::worker_bench(all, line + 6, [](const std::string& route) {
+          write_event({{"event", "phase"}, {"phase", route}});
+        });
+      } catch (const std::exception& e) {
+        section = {{"error", std::string("the bench failed in the worker: ") + e.what()}};
+      }
+      std::fflush(stdout);
+      std::fflush(stderr);
+      write_event({{"event", "bench_result"}, {"bench", section}});
+      continue;
+    }
     const int fields = std::sscanf(line, "run %d %2999s %d", &subject, id, &peer);
     if (fields < 2 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
         peer >= static_cast<int>(subjects.size())) {

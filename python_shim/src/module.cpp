@@ -80,7 +80,16 @@ int run(const py::dict& opts) {
   AppConfig cfg;
   cfg.subjects = strings(opts, "subjects");
   cfg.filters = strings(opts, "filters");
-  cfg.json_path = opts.contains("json") && !opts["json"].is_none() ? opts["json"].cast<std::string>() : "";
+  auto path = [&](const char* key) {
+    return opts.contains(key) && !opts[key].is_none() ? opts[key].cast<std::string>() : std::string();
+  };
+  cfg.json_path = path("json");
+  cfg.html_path = path("html");
+  cfg.junit_path = path("junit");
+  cfg.summary_md_path = path("summary_md");
+  cfg.baseline_path = path("baseline");
+  cfg.write_baseline_path = path("write_baseline");
+  const std::string report_from = path("report");
   cfg.timeout_s = opts["timeout"].cast<double>();
   cfg.isolate = opts["isolate"].cast<std::string>();
   cfg.strict = opts["strict"].cast<bool>();
@@ -91,6 +100,15 @@ int run(const py::dict& opts) {
   cfg.worker_command = strings(opts, "worker_command");
   cfg.kind = "python";
   cfg.loader = load_python_subject;
+  if (opts.contains("bench") && !opts["bench"].is_none()) {  // `python -m validator bench PKG...`
+    py::dict b = opts["bench"];
+    cfg.bench = true;
+    cfg.bench_iterations = b["iterations"].cast<long long>();
+    cfg.bench_batches = b["batches"].cast<int>();
+    cfg.bench_batch_ms = b["batch_ms"].cast<double>();
+    cfg.bench_baseline_path = b["baseline"].is_none() ? "" : b["baseline"].cast<std::string>();
+    cfg.bench_threshold = b["threshold"].cast<double>();
+  }
   py::object preflight = opts["preflight"];
   cfg.preflight = [preflight](const std::string& spec) -> std::string {
     py::gil_scoped_acquire gil;
@@ -109,7 +127,16 @@ int run(const py::dict& opts) {
   int rc;
   {
     py::gil_scoped_release nogil;
-    rc = run_app_guarded(cfg, "python -m validator");
+    if (report_from.empty()) {
+      rc = run_app_guarded(cfg, "python -m validator");
+    } else {  // `python -m validator report RUN.json ...`: re-render a saved record
+      try {
+        rc = run_report(cfg, report_from);
+      } catch (const BadInput& e) {
+        std::fprintf(stderr, "python -m validator: error: %s\n", e.message.c_str());
+        rc = kExitBadInput;
+      }
+    }
   }
   // The callback holds a Python object: drop it with the GIL held.
   cfg.preflight = nullptr;

@@ -63,14 +63,21 @@ py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
                     "max_version (a versioned-only producer refuses)");
     throw py::error_already_set();
   }
-  if (!cfg_.managed) {
+  void* managed = cfg_.managed;
+  bool versioned = cfg_.versioned;
+  const char* name = cfg_.capsule_name;
+  if (cfg_.copy_managed && kwargs.contains("copy") && !kwargs["copy"].is_none() && kwargs["copy"].cast<bool>()) {
+    managed = cfg_.copy_managed;
+    versioned = cfg_.copy_versioned;
+    name = versioned ? kVersionedName : kLegacyName;
+  }
+  if (!managed) {
     PyErr_SetString(PyExc_BufferError, "the dlpack-validate probe has no tensor to give");
     throw py::error_already_set();
   }
-  PyObject* cap = PyCapsule_New(cfg_.managed, cfg_.capsule_name,
-                                cfg_.destructor_deletes ? deleting_destructor_by_kind : nullptr);
+  PyObject* cap = PyCapsule_New(managed, name, cfg_.destructor_deletes ? deleting_destructor_by_kind : nullptr);
   if (!cap) throw py::error_already_set();
-  if (cfg_.destructor_deletes && cfg_.versioned) PyCapsule_SetContext(cap, reinterpret_cast<void*>(1));
+  if (cfg_.destructor_deletes && versioned) PyCapsule_SetContext(cap, reinterpret_cast<void*>(1));
   py::object c = py::reinterpret_steal<py::object>(cap);
   last_capsule_ = c;
   return c;

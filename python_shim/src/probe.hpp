@@ -21,6 +21,10 @@ struct ProbeConfig {
   bool legacy_signature = false;
   /// Refuse (BufferError) a call without max_version (a versioned-only producer).
   bool require_max_version = false;
+  /// Handed out instead of `managed` when the consumer passes copy=True (a producer's copy,
+  /// normally flagged IS_COPIED); NULL: copy= is ignored and `managed` is handed out.
+  void* copy_managed = nullptr;
+  bool copy_versioned = true;
   DLDevice device{kDLCPU, 0};
   std::string raise_type;                ///< "BufferError" ...: __dlpack__ raises it
   std::string raise_message = "raised by the dlpack-validate probe";

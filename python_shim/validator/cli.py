@@ -33,6 +33,7 @@ def _parser():
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
                    help="run only cases whose id matches GLOB (repeatable)")
     p.add_argument("--json", metavar="PATH", help="write the canonical JSON run record to PATH")
+    _add_report_options(p)
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="per-case time limit in seconds (default 10)")
     p.add_argument("--isolate", default="worker", choices=["worker", "case", "none"],
@@ -47,6 +48,39 @@ def _parser():
     return p
 
 
+def _bench_parser():
+    p = _Parser(
+        prog=f"{PROG} bench",
+        description="Time each DLPack exchange route of the packages: from_dlpack for every "
+                    "producer/consumer pair, x.__dlpack__() + capsule consumption, and the C "
+                    "exchange API when the array type has one. ns/op: median, p10 and p90 over "
+                    "repeated batches; the harness's own overhead is measured (an empty route) "
+                    "and subtracted. Measured in a worker interpreter unless --isolate=none.",
+        epilog="Exit codes: 0 every available route measured, 1 a route failed (or, with --strict, "
+               "a regression against --bench-baseline), 2 bad input, 3 internal error.")
+    p.add_argument("packages", nargs="+", metavar="PKG",
+                   help="importable package names (numpy, torch, ...) or MODULE:ATTR adapters")
+    p.add_argument("--iterations", type=int, default=0, metavar="N",
+                   help="operations per batch (default 0: sized to about 5 ms per batch)")
+    p.add_argument("--batches", type=int, default=21, metavar="N",
+                   help="measured batches per route (default 21)")
+    p.add_argument("--batch-ms", type=float, default=5.0, metavar="MS",
+                   help="batch length when --iterations is 0, in milliseconds (default 5)")
+    p.add_argument("--bench-baseline", metavar="PATH",
+                   help="an earlier run record (or its bench section): a route whose net median "
+                        "exceeds the baseline's x threshold is a warning")
+    p.add_argument("--bench-threshold", type=float, default=1.5, metavar="X",
+                   help="regression threshold ratio (default 1.5)")
+    p.add_argument("--json", metavar="PATH", help="write the run record (with its bench section)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="time limit per route in seconds beyond its expected length (default 10)")
+    p.add_argument("--isolate", default="worker", choices=["worker", "none"],
+                   help="worker (a fresh interpreter, default) or none (this process)")
+    p.add_argument("--strict", action="store_true", help="regressions fail the run")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
+    return p
+
+
 def _worker(argv):
     """``python -m validator [--adapter ...] --internal-worker SPEC...``: a fresh interpreter
     that loads the packages and runs the cases the supervisor sends (fd 3 in, fd 4 out)."""
@@ -57,11 +91,44 @@ def _worker(argv):
     return _dlpack_validate.worker(specs)
 
 
+def _add_report_options(p):
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report to PATH")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML to PATH")
+    p.add_argument("--summary-md", metavar="PATH",
+                   help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--baseline", metavar="PATH",
+                   help="expected results: matching failures become xfail, passes xpass")
+    p.add_argument("--write-baseline", metavar="PATH",
+                   help="write a baseline accepting this run's unexpected results")
+
+
+def _report_parser():
+    p = _Parser(prog=PROG + " report",
+                                description="re-render reports from a saved run record")
+    p.add_argument("record", metavar="RUN.json")
+    _add_report_options(p)
+    p.add_argument("--strict", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--internal-worker" in argv:
         return _worker(argv)
-    args = _parser().parse_args(argv)
+    bench = bool(argv) and argv[0] == "bench"
+    report = bool(argv) and argv[0] == "report"
+    if report:
+        args = _report_parser().parse_args(argv[1:])
+        args.packages, args.adapter, args.filter, args.json = [], [], [], None
+        args.timeout, args.isolate, args.deterministic, args.list, args.version = 10.0, "worker", False, False, False
+    elif bench:
+        args = _bench_parser().parse_args(argv[1:])
+        for name in ("adapter", "filter"):
+            setattr(args, name, [])
+        args.deterministic = args.list = args.version = False
+    else:
+        args = _parser().parse_args(argv)
     from . import _dlpack_validate, adapters
     if args.version:
         print(f"dlpack-validate {_dlpack_validate.tool_version} (python -m validator)")
@@ -86,6 +153,18 @@ def main(argv=None):
         "worker_command": [sys.executable, "-m", "validator"],
         "preflight": adapters.preflight,
     }
+    for key in ("html", "junit", "summary_md", "baseline", "write_baseline"):
+        options[key] = getattr(args, key, None)
+    if report:
+        options["report"] = args.record
+    if bench:
+        if args.iterations < 0 or args.batches < 1 or not args.batch_ms > 0:
+            sys.stderr.write(f"{PROG} bench: error: --iterations must be >= 0, --batches >= 1 "
+                             f"and --batch-ms > 0\n")
+            return 2
+        options["bench"] = {"iterations": args.iterations, "batches": args.batches,
+                            "batch_ms": args.batch_ms,
+                            "baseline": args.bench_baseline, "threshold": args.bench_threshold}
     # Workers are `sys.executable -m validator`: make sure they import this very package.
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH", "")

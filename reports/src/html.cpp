@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_parts.hpp"
 #include "common.hpp"
 #include "dlpack_validate/reports.hpp"
 #include "escape.hpp"
@@ -262,6 +263,7 @@ void write_html(const json& record, std::ostream& out) {
       << "</title>\n<style>" << detail::html_style() << "</style>\n</head>\n<body>\n"
       << banner(run) << "<main>\n"
       << subjects_section(run) << environment_section(run) << baseline_section(run)
+      << detail::html_bench(run)
       << detail::html_requirement_matrix(run) << detail::html_support_matrix(run)
       << detail::html_pair_matrix(run) << results_sections(run) << "</main>\n"
       << "<script type=\"application/json\" id=\"run-record\">\n" << detail::script_json(run)

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_parts.hpp"
 #include "common.hpp"
 #include "dlpack_validate/reports.hpp"
 #include "escape.hpp"
@@ -195,6 +196,73 @@ std::string counts_attrs(const Counts& c) {
          attr("errors", std::to_string(c.errors)) + attr("skipped", std::to_string(c.skipped));
 }
 
+// The bench routes as one more suite: a testcase per route with its figures as properties;
+// unavailable -> skipped, error -> error, regression -> a note (strict: a failure).
+std::string bench_suite(const json& run, bool strict, Counts& c) {
+  const json& b = detail::bench_of(run);
+  if (!b.is_object()) return {};
+  std::string cases;
+  std::set<std::string> used;
+  const std::vector<detail::BenchRow> rows = detail::bench_rows(run);
+  const json& routes = detail::array_at(b, "routes");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const detail::BenchRow& r = rows[i];
+    const std::string classname = "dlpack-validate.bench." + detail::sanitize_identifier(r.subjects);
+    std::string name = r.route;
+    for (int k = 2; !used.insert(classname + '\n' + name).second; ++k) name = fmt::format(FMT_STRING("{} #{}"), r.route, k);
+    ++c.tests;
+    // Time spent measuring: raw ns/op x operations x batches.
+    double spent = 0;
+    try {
+      spent = std::stod(r.raw_median) * std::stod(r.iterations) * std::stod(r.batches) / 1e9;
+    } catch (...) {
+    }
+    c.time += spent;
+    std::string out = fmt::format(FMT_STRING("    <testcase{}{}{}>\n"), attr("classname", classname), attr("name", name),
+                                  attr("time", detail::seconds3(json(spent))));
+    std::string props;
+    const std::pair<const char*, const std::string*> figures[] = {
+        {"net_ns.median", &r.net_median}, {"net_ns.p10", &r.net_p10}, {"net_ns.p90", &r.net_p90},
+        {"raw_ns.median", &r.raw_median}, {"raw_ns.p10", &r.raw_p10}, {"raw_ns.p90", &r.raw_p90},
+        {"iterations", &r.iterations},    {"batches", &r.batches},    {"baseline_net_ns.median", &r.baseline},
+        {"ratio", &r.ratio}};
+    for (const auto& [key, value] : figures)
+      if (!value->empty()) props += "        <property" + attr("name", key) + attr("value", *value) + "/>\n";
+    if (!props.empty()) out += "      <properties>\n" + props + "      </properties>\n";
+    const std::string figures_line =
+        r.status == "ok" ? fmt::format(FMT_STRING("{}\nnet {} ns/op [p10 {} .. p90 {}], raw {} ns/op, {} ops x {} batches{}\n"),
+                                       r.title, r.net_median, r.net_p10, r.net_p90, r.raw_median, r.iterations,
+                                       r.batches, r.ratio.empty() ? "" : ", " + r.ratio + " the baseline")
+                         : r.title + "\n";
+    const std::string reason = detail::one_line(r.regression ? detail::text(routes[i], "route") + " regressed: " + r.ratio +
+                                                                   " the baseline's net median"
+                                                             : r.reason, k_message_limit);
+    auto element = [&](const char* tag, const char* type) {
+      return fmt::format(FMT_STRING("      <{}{}{}>{}</{}>\n"), tag, attr("type", type), attr("message", reason),
+                         detail::xml_text(figures_line + r.reason), tag);
+    };
+    if (r.status == "unavailable") {
+      ++c.skipped;
+      out += element("skipped", "unavailable");
+    } else if (r.status != "ok") {
+      ++c.errors;
+      out += element("error", "bench-error");
+    } else if (r.regression && strict) {
+      ++c.failures;
+      out += element("failure", "bench-regression");
+    }
+    std::string note = figures_line;
+    if (r.regression && !strict) note = "warning (regression, fails only with --strict): " + reason + "\n" + note;
+    if (r.status == "ok") out += "      <system-out>" + detail::xml_text(note) + "</system-out>\n";
+    cases += out + "    </testcase>\n";
+  }
+  std::string head = "    <properties>\n" + property("dlpack-validate.version", detail::text(detail::member(run, "tool"), "version")) +
+                     property("command_line", detail::shell_join(detail::member(run, "command_line"))) +
+                     property("bench.calibration", detail::bench_calibration_line(run));
+  if (!detail::text(b, "error").empty()) head += property("bench.error", detail::text(b, "error"));
+  return head + "    </properties>\n" + cases;
+}
+
 }  // namespace
 
 void write_junit(const json& record, std::ostream& out) {
@@ -242,6 +310,18 @@ void write_junit(const json& record, std::ostream& out) {
     if (!timestamp.empty()) suites += attr("timestamp", timestamp);
     if (!hostname.empty()) suites += attr("hostname", hostname);
     suites += ">\n" + properties(run, subject) + cases + "  </testsuite>\n";
+    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
+    total.skipped += c.skipped, total.time += c.time;
+  }
+
+  if (detail::bench_of(run).is_object()) {
+    Counts c;
+    std::string body = bench_suite(run, strict, c);
+    suites += "  <testsuite" + attr("name", "dlpack-validate bench") + counts_attrs(c) +
+              attr("time", detail::seconds3(json(c.time)));
+    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
+    if (!hostname.empty()) suites += attr("hostname", hostname);
+    suites += ">\n" + body + "  </testsuite>\n";
     total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
     total.skipped += c.skipped, total.time += c.time;
   }

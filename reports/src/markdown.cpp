@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_parts.hpp"
 #include "common.hpp"
 #include "dlpack_validate/reports.hpp"
 #include "escape.hpp"
@@ -167,6 +168,37 @@ Section stale_section(const json& run) {
   return s;
 }
 
+// The bench table (open): measured routes; regressions first; the rest folded below.
+std::vector<Section> bench_sections(const json& run) {
+  const json& b = detail::bench_of(run);
+  if (!b.is_object()) return {};
+  std::string head = "### Exchange overhead (ns/op)\n\n" + detail::md_text(detail::bench_calibration_line(run)) +
+                     ". Median [p10 .. p90] of the per-batch figures; net = raw - harness overhead.\n\n";
+  if (!detail::text(b, "error").empty())
+    head += "**The bench did not finish:** " + detail::md_text(detail::one_line(detail::text(b, "error"), k_reason_limit)) + "\n\n";
+  for (const auto& line : detail::bench_warning_lines(run))
+    head += "- **Regression:** " + detail::md_text(detail::one_line(line, k_reason_limit)) + "\n";
+  if (detail::bench_warnings(run) > 0) head += "\n";
+  Section measured{"", head + "| route | subjects | net median | net p10 .. p90 | raw median | ops x batches | vs baseline |\n"
+                              "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n", {}, ""};
+  Section other{"Routes not measured", "| route | subjects | status | reason |\n| --- | --- | --- | --- |\n", {}, ""};
+  for (const auto& r : detail::bench_rows(run)) {
+    if (r.status == "ok") {
+      measured.rows.push_back("| " + detail::md_code(r.route) + " | " + detail::md_text(r.subjects) + " | " +
+                              r.net_median + " | " + r.net_p10 + " .. " + r.net_p90 + " | " + r.raw_median + " | " +
+                              r.iterations + " x " + r.batches + " | " +
+                              (r.ratio.empty() ? "" : detail::md_text(r.ratio) + (r.regression ? " **regression**" : "")) +
+                              " |\n");
+    } else {
+      other.rows.push_back("| " + detail::md_code(r.route) + " | " + detail::md_text(r.subjects) + " | " +
+                           (r.status == "error" ? "**error**" : detail::md_text(r.status)) + " | " +
+                           detail::md_text(detail::one_line(r.reason, k_reason_limit)) + " |\n");
+    }
+  }
+  if (measured.rows.empty()) measured.header = head, measured.empty_note = "No route was measured.";
+  return {measured, other};
+}
+
 }  // namespace
 
 void write_markdown(const json& record, std::ostream& out, std::size_t budget_bytes) {
@@ -205,6 +237,7 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
   text.add(counts_table(run), 0);
   text.add(context_lines(run));
   emit(text, unexpected);
+  for (const Section& s : bench_sections(run)) emit(text, s);
   emit(text, stale_section(run));
   emit(text, xpasses);
   emit(text, warnings);

@@ -3,6 +3,7 @@
 // saved record, so re-judging a record (new baseline, --strict) cannot leave stale counts.
 #include <fmt/format.h>
 
+#include "bench_parts.hpp"
 #include "common.hpp"
 #include "dlpack_validate/reports.hpp"
 #include "io.hpp"
@@ -30,6 +31,10 @@ void finalize_summary(json& run) {
     auto stale = report.find("stale");
     if (stale != report.end() && stale->is_array()) unexpected += stale->size();
   }
+  // A bench record: a route that could not be measured is unexpected; a regression against
+  // --bench-baseline is a warning (unexpected only under strict).
+  unexpected += detail::bench_errors(run);
+  if (strict) unexpected += detail::bench_warnings(run);
   json summary = json::object();
   summary["total"] = total;
   summary["counts"] = std::move(counts);

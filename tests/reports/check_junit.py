@@ -63,8 +63,10 @@ def check(exe, record_path):
         fail("root element is not <testsuites>")
 
     cases = [tc for suite in root.findall("testsuite") for tc in suite.findall("testcase")]
-    if len(cases) != len(run["results"]):
-        fail(f"{record_path.name}: {len(cases)} testcases for {len(run['results'])} results")
+    routes = (run.get("bench") or {}).get("routes") or []  # the bench suite: one per route
+    if len(cases) != len(run["results"]) + len(routes):
+        fail(f"{record_path.name}: {len(cases)} testcases for {len(run['results'])} results "
+             f"and {len(routes)} bench routes")
 
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for suite in root.findall("testsuite"):
@@ -82,8 +84,11 @@ def check(exe, record_path):
         if not TIME.match(suite.get("time", "")):
             fail(f"suite time {suite.get('time')!r} is not three decimals")
         props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
-        for required in ("dlpack-validate.version", "command_line", "subject.path",
-                         "subject.name", "subject.dlpack_version"):
+        bench_suite = suite.get("name") == "dlpack-validate bench"
+        for required in (("dlpack-validate.version", "command_line", "bench.calibration")
+                         if bench_suite else
+                         ("dlpack-validate.version", "command_line", "subject.path",
+                          "subject.name", "subject.dlpack_version")):
             if required not in props:
                 fail(f"suite {suite.get('name')!r} lacks property {required}")
         seen = set()

@@ -19,6 +19,7 @@ endif()
 add_executable(test_reports
   ${_dlpv_reports_tests_dir}/main.cpp
   ${_dlpv_reports_tests_dir}/test_baseline.cpp
+  ${_dlpv_reports_tests_dir}/test_bench.cpp
   ${_dlpv_reports_tests_dir}/test_escape.cpp
   ${_dlpv_reports_tests_dir}/test_golden.cpp
   ${_dlpv_reports_tests_dir}/test_html.cpp

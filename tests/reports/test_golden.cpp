@@ -78,5 +78,6 @@ void check_all_writers(const std::string& name) {
 TEST_SUITE("golden") {
   TEST_CASE("golden: single subject, hostile strings, baseline applied") { check_all_writers("single"); }
   TEST_CASE("golden: two subjects with pairs, legacy-only, strict") { check_all_writers("pairs"); }
+  TEST_CASE("golden: bench section (routes, unavailable, error, regression)") { check_all_writers("bench"); }
   TEST_CASE("golden: clean passing run") { check_all_writers("clean"); }
 }

@@ -41,6 +41,13 @@ struct AppConfig {
   std::function<std::string(const std::string&)> preflight;
   /// Subject kind the run is for ("plugin", "python"): decides which cases --list shows.
   std::string kind = "plugin";
+  /// `bench` (dlpack_validate/bench.hpp): time the exchange routes instead of running cases.
+  bool bench = false;
+  long long bench_iterations = 0;    ///< per batch; 0 = sized automatically
+  int bench_batches = 21;
+  double bench_batch_ms = 5.0;       ///< batch length when bench_iterations is 0
+  std::string bench_baseline_path;   ///< earlier record (or its bench section) to compare with
+  double bench_threshold = 1.5;      ///< net median above baseline x threshold = a warning
 };
 
 /// Runs (or lists) and returns the exit code; throws BadInput for bad input.

@@ -147,4 +147,24 @@ void apply_baseline(nlohmann::ordered_json& run, const Baseline& baseline,
 /// the entries behind current xfail results, each scoped to its exact case id and subject.
 nlohmann::ordered_json make_baseline(const nlohmann::ordered_json& run);
 
+// ---------------------------------------------------------------------------------------
+// Benchmarks (the "bench" section of a record written by `bench`, docs/run-record.md)
+// ---------------------------------------------------------------------------------------
+
+/// Reads a bench baseline: a run record holding a "bench" section, or the section itself
+/// (an object with a "routes" array). Returns the section. Throws BadInput.
+nlohmann::ordered_json load_bench_baseline(const std::string& path);
+
+/// Compares run["bench"]["routes"] with a baseline section: every measured route that the
+/// baseline also measured (same route id, subject index and peer index) gets
+/// "baseline_net_median_ns" and "ratio"; a net median above baseline x threshold (and more
+/// than min_delta_ns slower: differences of a few ns are noise) becomes an entry of
+/// run["bench"]["warnings"]. Fills run["bench"]["baseline"]. Warnings fail a run only under
+/// strict (finalize_summary). Idempotent.
+void apply_bench_baseline(nlohmann::ordered_json& run, const nlohmann::ordered_json& baseline,
+                          const std::string& path, double threshold, double min_delta_ns = 5.0);
+
+/// The bench section as a plain-text table for a terminal, ending with a "verdict:" line.
+std::string bench_text(const nlohmann::ordered_json& run);
+
 }  // namespace dlpv::reports

@@ -13,6 +13,21 @@ KNOWN_BUGS = frozenset({
     "accepts_bad_args", "copy_true_aliases", "copy_false_copies", "default_copies",
     "device_id_wrong", "dl_device_ignored", "exports_big_endian", "no_read_only_flag",
     "read_only_legacy_exported", "stream_accepted", "same_capsule", "legacy_struct_named_versioned",
+    # consumer (from_dlpack)
+    "consumer_no_rename", "consumer_takes_any_capsule", "consumer_ignores_capsule_name",
+    "consumer_no_major_check", "consumer_rejects_minor_ahead", "consumer_no_fallback",
+    "consumer_copy_ignored", "consumer_copy_not_forwarded", "consumer_always_copies",
+    "consumer_rejects_python_classes", "consumer_wraps_errors", "consumer_type_error_for_non_arrays",
+    "consumer_rejection_value_error", "consumer_device_type_error", "consumer_deletes_on_refusal",
+    "consumer_result_device_wrong", "consumer_device_query_late", "consumer_stream_on_cpu",
+    "consumer_stream_zero_cuda", "consumer_rocm_stream_one", "consumer_deleter_early",
+    "consumer_calls_null_deleter", "consumer_read_only_ignored",
+    # consumer side of the exchange API
+    "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
+    "consumer_xapi_leaks", "consumer_xapi_instance_lookup",
+    # producer side of the exchange API
+    "xapi_on_instance", "xapi_int_v12", "xapi_null_from_py_object", "xapi_from_wrong_error",
+    "xapi_from_disagrees", "xapi_dltensor_allocates", "xapi_to_leaks",
 })
 
 _DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),
@@ -47,7 +62,7 @@ class Adapter:
         return _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data)
 
     def from_dlpack(self, obj, **kwargs):
-        raise NotImplementedError("fakearray has no consumer")
+        return _fakearray.from_dlpack(obj, **kwargs)
 
     def to_bytes(self, array):
         return array.to_bytes()

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -20,18 +21,32 @@ namespace py = pybind11;
 
 namespace {
 
-std::set<std::string> g_bugs;
+// Bookkeeping lives until the process ends (never destroyed): a deleter may run after
+// interpreter finalisation, from another module's static destructor (DEL-07), and must still
+// find it, whatever the order in which the modules' statics are torn down.
+std::set<std::string>& g_bugs = *new std::set<std::string>;
 bool bug(const char* name) { return g_bugs.count(name) != 0; }
 
-/// Data buffer; poisoned when freed so a use after free reads 0xDD, never the pattern.
+/// Data buffer; poisoned when freed so a use after free reads 0xDD, never the pattern. An
+/// imported buffer (from_dlpack) is foreign memory: dying runs the producer's release.
 struct Buffer {
   explicit Buffer(size_t n) : size(n), data(static_cast<unsigned char*>(std::calloc(n ? n : 1, 1))) {}
+  Buffer(unsigned char* foreign, std::function<void()> release)
+      : size(0), data(foreign), external(true), release_(std::move(release)) {}
   ~Buffer() {
+    if (external) {
+      if (release_) release_();
+      return;
+    }
     std::memset(data, 0xDD, size);
     std::free(data);
   }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
   size_t size;
   unsigned char* data;
+  bool external = false;
+  std::function<void()> release_;
 };
 
 struct Array {
@@ -41,6 +56,7 @@ struct Array {
   DLDataType dtype{kDLFloat, 32, 1};
   bool read_only = false;
   bool big_endian = false;
+  int32_t device_id = 0;                 // consumer_result_device_wrong plants 1 on imports
   py::object last_capsule = py::none();  // for the same_capsule bug
 };
 
@@ -56,8 +72,8 @@ struct Ctx {
   PyObject* owner = nullptr;     // deleter_needs_interpreter: a Python reference
 };
 
-std::mutex g_live_mutex;
-std::set<void*> g_live;  // managed structs not yet deleted (a second call is ignored)
+std::mutex& g_live_mutex = *new std::mutex;
+std::set<void*>& g_live = *new std::set<void*>;  // managed structs not yet deleted (a second call is ignored)
 
 bool retire(void* self) {
   std::lock_guard<std::mutex> lock(g_live_mutex);
@@ -70,6 +86,9 @@ void delete_managed(M* self) {
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
   if (!retire(self)) return;
   if (ctx->owner) {  // deleter_needs_interpreter: touches Python without checking it still exists
+    // Using the C API after Py_Finalize is undefined behaviour that crashes only sometimes;
+    // the planted bug makes the outcome certain so the case is proven on every build.
+    if (!Py_IsInitialized()) std::abort();
     PyGILState_STATE s = PyGILState_Ensure();
     Py_DECREF(ctx->owner);
     PyGILState_Release(s);
@@ -226,6 +245,379 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   return cap;
 }
 
+// ---- consumer: from_dlpack ----------------------------------------------------------------
+
+const std::set<std::pair<int, int>> kImportable = {
+    {0, 8}, {0, 16}, {0, 32}, {0, 64}, {1, 8}, {1, 16}, {1, 32}, {1, 64}, {2, 16}, {2, 32}, {2, 64},
+    {6, 8}, {5, 64}, {5, 128}, {4, 16}};
+
+/// Why fakearray cannot hold a tensor ("" if it can). Reads only the DLTensor's fields.
+std::string refusal(const DLTensor& t, uint64_t flags) {
+  if (t.device.device_type != kDLCPU) return "fakearray can only import CPU (kDLCPU) tensors";
+  if (t.dtype.lanes != 1 || !kImportable.count({t.dtype.code, t.dtype.bits}))
+    return "unsupported dtype in DLTensor";
+  if (t.ndim < 0 || t.ndim > 64) return "unsupported number of dimensions";
+  if (t.ndim > 0 && !t.shape) return "shape is NULL";
+  if (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) return "padded sub-byte data is not supported";
+  return "";
+}
+
+/// An Array over a foreign tensor's memory; `release` runs when the Array's buffer dies.
+std::shared_ptr<Array> wrap(const DLTensor& t, uint64_t flags, std::function<void()> release, bool copy) {
+  auto a = std::make_shared<Array>();
+  a->dtype = t.dtype;
+  a->shape.assign(t.shape, t.shape + t.ndim);
+  a->strides.resize(a->shape.size());
+  int64_t acc = 1;
+  for (size_t i = a->shape.size(); i-- > 0;) {
+    a->strides[i] = t.strides ? t.strides[i] : acc;
+    acc *= a->shape[i];
+  }
+  a->read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 && !bug("consumer_read_only_ignored");
+  if (bug("consumer_result_device_wrong")) a->device_id = 1;
+  unsigned char* first = t.data ? static_cast<unsigned char*>(t.data) + t.byte_offset : nullptr;
+  static unsigned char empty_byte = 0;
+  a->buf = std::make_shared<Buffer>(first ? first : &empty_byte, std::move(release));
+  a->offset = 0;
+  if (copy) {
+    // A compact private copy; the foreign tensor is released right away.
+    auto c = std::make_shared<Array>();
+    const size_t es = itemsize(*a);
+    int64_t n = 1;
+    for (int64_t s : a->shape) n *= s;
+    c->dtype = a->dtype;
+    c->shape = a->shape;
+    c->read_only = false;
+    c->device_id = a->device_id;
+    c->buf = std::make_shared<Buffer>(static_cast<size_t>(n) * es);
+    c->strides.resize(c->shape.size());
+    acc = 1;
+    for (size_t i = c->shape.size(); i-- > 0;) { c->strides[i] = acc; acc *= c->shape[i]; }
+    std::vector<int64_t> idx(a->shape.size(), 0);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t off = 0;
+      for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * a->strides[i];
+      std::memcpy(c->buf->data + k * static_cast<int64_t>(es), element0(*a) + off * static_cast<int64_t>(es), es);
+      for (size_t i = idx.size(); i-- > 0;) {
+        if (++idx[i] < a->shape[i]) break;
+        idx[i] = 0;
+      }
+    }
+    return c;  // `a` dies here: its buffer runs the release
+  }
+  return a;
+}
+
+template <class M>
+std::function<void()> deleter_of(M* m) {
+  if (bug("consumer_calls_null_deleter")) return [m] { m->deleter(m); };
+  return [m] { if (m->deleter) m->deleter(m); };
+}
+
+py::object array_object(std::shared_ptr<Array> a) { return py::cast(std::move(a)); }
+
+// The exchange-API route: the producer type's table, if it has a usable one.
+const DLPackExchangeAPI* exchange_table(py::handle obj) {
+  PyObject* attr = bug("consumer_xapi_instance_lookup")
+                       ? PyObject_GetAttrString(obj.ptr(), "__dlpack_c_exchange_api__")
+                       : PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())),
+                                                "__dlpack_c_exchange_api__");
+  if (!attr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  py::object a = py::reinterpret_steal<py::object>(attr);
+  if (!PyCapsule_IsValid(a.ptr(), "dlpack_exchange_api")) return nullptr;
+  auto* api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(a.ptr(), "dlpack_exchange_api"));
+  if (bug("consumer_xapi_no_major_check")) return api;
+  if (bug("consumer_xapi_no_prev_walk")) return api && api->header.version.major == 1 ? api : nullptr;
+  // Walk to a table of the one major this code knows (prev_api offers older majors).
+  const DLPackExchangeAPIHeader* h = api ? &api->header : nullptr;
+  for (int hops = 0; h && hops < 16; ++hops, h = h->prev_api)
+    if (h->version.major == 1) return reinterpret_cast<const DLPackExchangeAPI*>(h);
+  return nullptr;
+}
+
+py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
+  if (api->dltensor_from_py_object_no_sync || bug("consumer_xapi_no_null_check")) {
+    DLTensor view{};  // a cheap look before taking ownership
+    if (api->dltensor_from_py_object_no_sync(obj.ptr(), &view) != 0) throw py::error_already_set();
+    const std::string why = refusal(view, 0);
+    if (!why.empty()) raise(PyExc_BufferError, why);
+  }
+  DLManagedTensorVersioned* m = nullptr;
+  if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0) throw py::error_already_set();
+  if (!m) raise(PyExc_BufferError, "the exchange API returned no tensor");
+  if (m->version.major != 1) {
+    if (m->deleter) m->deleter(m);
+    raise(PyExc_BufferError, "unsupported DLPack major version");
+  }
+  const std::string why = refusal(m->dl_tensor, m->flags);
+  if (!why.empty()) {
+    if (m->deleter) m->deleter(m);
+    raise(PyExc_BufferError, why);
+  }
+  std::function<void()> release = deleter_of(m);
+  if (bug("consumer_xapi_leaks")) release = nullptr;
+  return array_object(wrap(m->dl_tensor, m->flags, std::move(release), false));
+}
+
+py::object from_dlpack(py::object obj, py::object copy, py::object device) {
+  if (bug("consumer_rejects_python_classes")) {
+    py::object method = py::getattr(py::type::handle_of(obj), "__dlpack__", py::none());
+    if (PyFunction_Check(method.ptr())) raise(PyExc_TypeError, "fakearray imports only from extension types");
+  }
+  if (bug("consumer_type_error_for_non_arrays") && !py::hasattr(obj, "__dlpack__"))
+    raise(PyExc_TypeError, "not an array");
+  if (!device.is_none()) {
+    const bool cpu = (py::isinstance<py::str>(device) && device.cast<std::string>() == "cpu") ||
+                     (py::isinstance<py::tuple>(device) && device.cast<std::pair<int, int>>() == std::pair<int, int>{1, 0});
+    if (!cpu) raise(PyExc_BufferError, "fakearray arrays live on the CPU only");
+  }
+  if (copy.is_none() && device.is_none()) {
+    if (const DLPackExchangeAPI* api = exchange_table(obj)) {
+      if (api->managed_tensor_from_py_object_no_sync) return import_exchange(obj, api);
+    }
+  }
+  const bool want_copy = !copy.is_none() && copy.cast<bool>() && !bug("consumer_copy_ignored");
+  py::dict kw;
+  py::object stream = py::none();
+  if (bug("consumer_device_query_late")) {
+    kw["stream"] = 1;
+  } else {
+    py::tuple dev = obj.attr("__dlpack_device__")();
+    const int type = dev[0].cast<int>();
+    if (type == kDLCUDA) stream = py::int_(bug("consumer_stream_zero_cuda") ? 0 : 1);  // legacy default stream
+    if (type == kDLROCM) stream = py::int_(bug("consumer_rocm_stream_one") ? 1 : 0);   // default stream
+    if (type == kDLCPU && bug("consumer_stream_on_cpu")) stream = py::int_(1);
+    if (!stream.is_none()) kw["stream"] = stream;
+  }
+  kw["max_version"] = py::make_tuple(1, 3);
+  if (!copy.is_none() && !bug("consumer_copy_ignored") && !bug("consumer_copy_not_forwarded")) kw["copy"] = copy;
+  if (!device.is_none()) kw["dl_device"] = py::make_tuple(1, 0);
+  py::object cap;
+  try {
+    cap = obj.attr("__dlpack__")(**kw);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError) || bug("consumer_no_fallback")) {
+      if (bug("consumer_wraps_errors")) raise(PyExc_RuntimeError, "import failed");
+      throw;
+    }
+    // A pre-2023.12 producer: retry without the new keywords, unless the user asked for
+    // something only they could carry (VER-11).
+    if (kw.contains("copy") || kw.contains("dl_device"))
+      raise(PyExc_BufferError, "the producer's __dlpack__ takes no copy=/dl_device=, so the request cannot be honoured");
+    py::dict old;
+    if (!stream.is_none()) old["stream"] = stream;
+    cap = obj.attr("__dlpack__")(**old);
+  }
+  if (bug("consumer_device_query_late")) obj.attr("__dlpack_device__")();
+  const char* name = PyCapsule_CheckExact(cap.ptr()) ? PyCapsule_GetName(cap.ptr()) : nullptr;
+  if (PyErr_Occurred()) PyErr_Clear();
+  const std::string n = name ? name : "";
+  bool versioned = n == "dltensor_versioned";
+  if (bug("consumer_ignores_capsule_name") && n == "dltensor") versioned = true;  // "we asked for 1.3"
+  if (n != "dltensor_versioned" && n != "dltensor") {
+    if (bug("consumer_takes_any_capsule") && name) {  // "we asked for 1.3": a versioned struct
+      auto* v = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), name));
+      if (v && v->deleter) v->deleter(v);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    raise(PyExc_BufferError, "__dlpack__ did not return an unconsumed DLPack capsule ('" + n + "')");
+  }
+  void* p = PyCapsule_GetPointer(cap.ptr(), name);
+  if (!p) throw py::error_already_set();
+  DLTensor* t;
+  uint64_t flags = 0;
+  std::function<void()> release;
+  std::function<void()> delete_now;
+  if (versioned) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(p);
+    if (!bug("consumer_no_major_check") && v->version.major != 1)
+      raise(PyExc_BufferError, "unsupported DLPack version " + std::to_string(v->version.major) + "." +
+                                   std::to_string(v->version.minor));
+    if (bug("consumer_rejects_minor_ahead") && v->version.minor > 3)
+      raise(PyExc_BufferError, "DLPack version newer than 1.3");
+    t = &v->dl_tensor;
+    flags = v->flags;
+    release = deleter_of(v);
+  } else {
+    auto* l = static_cast<DLManagedTensor*>(p);
+    t = &l->dl_tensor;
+    release = deleter_of(l);
+  }
+  const std::string why = refusal(*t, flags);
+  if (!why.empty()) {
+    if (bug("consumer_deletes_on_refusal")) release();
+    if (bug("consumer_device_type_error") && t->device.device_type != kDLCPU) raise(PyExc_TypeError, why);
+    if (bug("consumer_rejection_value_error") && t->device.device_type == kDLCPU) raise(PyExc_ValueError, why);
+    raise(PyExc_BufferError, why);
+  }
+  if (!bug("consumer_no_rename") &&
+      PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor") != 0)
+    throw py::error_already_set();
+  // copy=True: the producer copied (IS_COPIED) or we copy now.
+  const bool copy_here = (want_copy && !(flags & DLPACK_FLAG_BITMASK_IS_COPIED)) || bug("consumer_always_copies");
+  if (bug("consumer_deleter_early")) {  // deletes right after import, still viewing the data
+    std::shared_ptr<Array> early = wrap(*t, flags, nullptr, copy_here);
+    release();
+    return array_object(std::move(early));
+  }
+  return array_object(wrap(*t, flags, std::move(release), copy_here));
+}
+
+// ---- the exchange API (DLPack 1.3): one static table --------------------------------------
+
+int xapi_allocator(DLTensor* proto, DLManagedTensorVersioned** out, void* error_ctx,
+                   void (*set_error)(void*, const char*, const char*)) {
+  auto fail = [&](const char* kind, const char* msg) {
+    if (set_error) set_error(error_ctx, kind, msg);
+    return -1;
+  };
+  if (!proto || !out) return fail("ValueError", "NULL argument");
+  if (proto->device.device_type != kDLCPU) return fail("BufferError", "fakearray allocates on the CPU only");
+  if (proto->dtype.lanes != 1 || proto->dtype.bits % 8 != 0 || proto->dtype.bits == 0)
+    return fail("BufferError", "unsupported dtype");
+  if (proto->ndim < 0 || proto->ndim > 64 || (proto->ndim > 0 && !proto->shape))
+    return fail("ValueError", "bad shape");
+  uint64_t bytes = proto->dtype.bits / 8;
+  for (int32_t i = 0; i < proto->ndim; ++i) {
+    if (proto->shape[i] < 0) return fail("ValueError", "negative extent");
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(proto->shape[i]), &bytes))
+      return fail("MemoryError", "allocation size overflows");
+  }
+  if (bytes > (uint64_t{1} << 40)) return fail("MemoryError", "allocation too large");
+  try {
+    Array a;
+    a.dtype = proto->dtype;
+    a.shape.assign(proto->shape, proto->shape + proto->ndim);
+    a.strides.resize(a.shape.size());
+    int64_t acc = 1;
+    for (size_t i = a.shape.size(); i-- > 0;) { a.strides[i] = acc; acc *= a.shape[i]; }
+    a.buf = std::make_shared<Buffer>(static_cast<size_t>(bytes));
+    auto* m = new_managed<DLManagedTensorVersioned>(a, false);
+    m->version = DLPackVersion{1, 3};
+    m->flags = 0;
+    *out = m;
+    return 0;
+  } catch (...) {
+    return fail("MemoryError", "allocation failed");
+  }
+}
+
+int xapi_from_py_object(void* obj, DLManagedTensorVersioned** out) {
+  try {
+    Array& a = py::handle(static_cast<PyObject*>(obj)).cast<Array&>();
+    if (a.big_endian) {
+      PyErr_SetString(bug("xapi_from_wrong_error") ? PyExc_TypeError : PyExc_BufferError,
+                      "DLPack only supports native byte order");
+      return -1;
+    }
+    auto* m = new_managed<DLManagedTensorVersioned>(a, false);
+    m->version = DLPackVersion{1, 3};
+    m->flags = a.read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+    if (bug("xapi_from_disagrees"))  // strides in bytes, a classic slip
+      for (int64_t& s : static_cast<Ctx*>(m->manager_ctx)->strides) s *= static_cast<int64_t>(itemsize(a));
+    *out = m;
+    return 0;
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return -1;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+    return -1;
+  }
+}
+
+int xapi_to_py_object(DLManagedTensorVersioned* t, void** out) {
+  try {
+    if (!t || !out) {
+      PyErr_SetString(PyExc_ValueError, "NULL argument");
+      return -1;
+    }
+    if (t->version.major != 1) {
+      PyErr_SetString(PyExc_BufferError, "unsupported DLPack major version");
+      return -1;
+    }
+    const std::string why = refusal(t->dl_tensor, t->flags);
+    if (!why.empty()) {
+      PyErr_SetString(PyExc_BufferError, why.c_str());
+      return -1;
+    }
+    std::function<void()> release = [t] { if (t->deleter) t->deleter(t); };
+    if (bug("xapi_to_leaks")) release = nullptr;
+    *out = array_object(wrap(t->dl_tensor, t->flags, std::move(release), false)).release().ptr();
+    return 0;
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return -1;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return -1;
+  }
+}
+
+int xapi_dltensor_from_py_object(void* obj, DLTensor* out) {
+  try {
+    Array& a = py::handle(static_cast<PyObject*>(obj)).cast<Array&>();
+    if (a.big_endian) {
+      PyErr_SetString(PyExc_BufferError, "DLPack only supports native byte order");
+      return -1;
+    }
+    int64_t count = 1;
+    for (int64_t s : a.shape) count *= s;
+    out->data = count ? element0(a) : nullptr;
+    out->device = DLDevice{kDLCPU, 0};
+    out->ndim = static_cast<int32_t>(a.shape.size());
+    out->dtype = a.dtype;
+    out->byte_offset = 0;
+    if (bug("xapi_dltensor_allocates")) {  // fresh copies per call, never freed
+      out->shape = new int64_t[a.shape.size() + 1];
+      out->strides = new int64_t[a.shape.size() + 1];
+      std::copy(a.shape.begin(), a.shape.end(), out->shape);
+      std::copy(a.strides.begin(), a.strides.end(), out->strides);
+    } else {
+      out->shape = a.shape.data();
+      out->strides = a.strides.data();
+    }
+    return 0;
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return -1;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+    return -1;
+  }
+}
+
+int xapi_current_work_stream(DLDeviceType, int32_t, void** out) {
+  if (out) *out = nullptr;  // a CPU-only library has no streams
+  return 0;
+}
+
+PyObject* g_array_type = nullptr;  // fakearray.Array, for set_bugs
+
+DLPackExchangeAPI g_exchange_api = {
+    {{1, 3}, nullptr}, xapi_allocator, xapi_from_py_object, xapi_to_py_object,
+    xapi_dltensor_from_py_object, xapi_current_work_stream};
+
+/// Attach the exchange API to the Array type as the active variant wants it.
+void install_exchange_api(py::object cls) {
+  g_exchange_api.managed_tensor_from_py_object_no_sync =
+      bug("xapi_null_from_py_object") ? nullptr : xapi_from_py_object;
+  for (const char* n : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"})
+    if (py::hasattr(cls, n)) py::delattr(cls, n);
+  py::capsule table(static_cast<void*>(&g_exchange_api), "dlpack_exchange_api");
+  if (bug("xapi_int_v12")) {
+    cls.attr("__c_dlpack_exchange_api__") = py::int_(reinterpret_cast<uintptr_t>(&g_exchange_api));
+  } else if (bug("xapi_on_instance")) {
+    py::cpp_function getter([table](py::handle) { return table; });
+    cls.attr("__dlpack_c_exchange_api__") = py::module_::import("builtins").attr("property")(getter);
+  } else {
+    cls.attr("__dlpack_c_exchange_api__") = table;
+  }
+}
+
 // ---- construction from compact bytes in one of DESIGN §3's layouts ------------------------
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
@@ -298,18 +690,25 @@ py::bytes to_bytes(const Array& a) {
 
 PYBIND11_MODULE(_fakearray, m) {
   m.doc() = "fakearray: a DLPack test library with plantable bugs";
-  m.def("set_bugs", [](const std::vector<std::string>& bugs) { g_bugs = {bugs.begin(), bugs.end()}; });
+  m.def("set_bugs", [](const std::vector<std::string>& bugs) {
+    g_bugs = {bugs.begin(), bugs.end()};
+    install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
+  });
   m.def("bugs", [] { return std::vector<std::string>(g_bugs.begin(), g_bugs.end()); });
   py::class_<Array, std::shared_ptr<Array>>(m, "Array", py::dynamic_attr())
       .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
-      .def("__dlpack_device__", [](const Array&) {
-        return py::make_tuple(1, bug("device_id_wrong") ? 1 : 0);
+      .def("__dlpack_device__", [](const Array& a) {
+        return py::make_tuple(1, bug("device_id_wrong") ? 1 : a.device_id);
       })
       .def("data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(element0(a)); })
       .def("to_bytes", &to_bytes)
       .def_property_readonly("writable", [](const Array& a) { return !a.read_only; })
       .def_property_readonly("shape", [](const Array& a) { return a.shape; });
+  m.def("from_dlpack", &from_dlpack, py::arg("x"), py::kw_only(), py::arg("copy") = py::none(),
+        py::arg("device") = py::none());
+  g_array_type = py::object(m.attr("Array")).release().ptr();  // lives as long as the process
+  install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
   m.def("make", &make, py::arg("shape"), py::arg("code"), py::arg("bits"), py::arg("layout"),
         py::arg("read_only"), py::arg("data"));
   m.def("make_big_endian", [](int64_t n) {

@@ -1,0 +1,385 @@
+/* tests/hostile/hostile_plugin.c: hostile libraries. The reference plugin
+ * (tests/fixtures/reference_plugin.c) is compiled into this file unchanged, and its table is
+ * wrapped so that, with a few macros, one library misbehaves in exactly one way:
+ *
+ *   HOSTILE_AT=AT_x HOSTILE_DO=DO_y   do y (crash, exit, hang, allocate ...) at place x
+ *   HOSTILE_GARBAGE=G_x               every export returns a tensor with garbage x
+ *   HOSTILE_CTOR=C_x                  the library constructor tampers with process state x
+ *   HOSTILE_TABLE=T_x                 dlpv_get_plugin returns a bad table x
+ *
+ * tests/hostile/CMakeLists.txt builds one library per table line and says what the
+ * validator must report for it. Nothing here is meant to be clean code: it is the enemy.
+ * SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MUTANT_NAME
+#define MUTANT_NAME "dlpv-hostile"
+#endif
+/* The reference's own entry point is renamed; ours (below) wraps its table. */
+#define dlpv_get_plugin dlpv_hostile_reference_entry
+#include "../fixtures/reference_plugin.c"
+#undef dlpv_get_plugin
+
+/* ---- places and deeds -------------------------------------------------------------------- */
+#define AT_NONE 0
+#define AT_CTOR 1       /* the library constructor (runs inside dlopen) */
+#define AT_GET_PLUGIN 2 /* dlpv_get_plugin() */
+#define AT_EXPORT 3     /* export_versioned / export_legacy */
+#define AT_IMPORT 4     /* import_versioned / import_legacy */
+#define AT_READ 5       /* read_array */
+#define AT_DELETER 6    /* the deleter of a tensor this library exported */
+
+#define DO_NOTHING 0
+#define DO_SEGV 1        /* write through NULL */
+#define DO_ABORT 2       /* abort() */
+#define DO_EXIT0 3       /* exit(0): atexit handlers run, the process "succeeds" */
+#define DO__EXIT3 4      /* _exit(3) */
+#define DO_LOOP 5        /* spin forever */
+#define DO_SLEEP 6       /* sleep far past any timeout */
+#define DO_ALLOC 7       /* allocate and touch memory without bound, no NULL check */
+#define DO_FLOOD 8       /* megabytes of binary junk on stdout and stderr, then carry on */
+#define DO_FAKE_RESULT 9 /* print fake protocol "pass" lines on every low fd, then crash */
+#define DO_FORK_ORPHAN 10 /* fork a child that keeps every inherited fd open, then crash */
+#define DO_SEGV_IN_HANDLER_LOOP 11 /* SIGSEGV handler that returns: the fault repeats forever */
+
+#ifndef HOSTILE_AT
+#define HOSTILE_AT AT_NONE
+#endif
+#ifndef HOSTILE_DO
+#define HOSTILE_DO DO_NOTHING
+#endif
+
+/* ---- garbage tensors (applied to every successful export) ------------------------------- */
+#define G_NONE 0
+#define G_NDIM_NEG 1          /* ndim = -1 */
+#define G_NDIM_HUGE 2         /* ndim = INT32_MAX (2^31 - 1) */
+#define G_NDIM_MIN 3          /* ndim = INT32_MIN (-2^31) */
+#define G_SHAPE_NULL 4        /* shape = NULL (ndim untouched) */
+#define G_SHAPE_NEG 5         /* shape[0] = -3 */
+#define G_STRIDES_HUGE 6      /* strides[0] = 2^59 elements: the tensor spans 2^62 bytes */
+#define G_DATA_NULL 7         /* data = NULL with nonzero size */
+#define G_STRUCT_UNALIGNED 8  /* the managed struct pointer is 1 byte off alignment */
+#define G_STRUCT_DANGLING 9   /* the managed struct pointer points into an unmapped page */
+#define G_DATA_DANGLING 10    /* data points into an unmapped page */
+#define G_DELETER_GARBAGE 11  /* deleter is a garbage function pointer */
+#define G_SHAPE_DANGLING 12   /* shape points into an unmapped page */
+#define G_STRIDES_OVERFLOW 13 /* strides[0] = INT64_MAX: the span overflows int64 */
+#ifndef HOSTILE_GARBAGE
+#define HOSTILE_GARBAGE G_NONE
+#endif
+
+/* ---- constructor tampering -------------------------------------------------------------- */
+#define C_NONE 0
+#define C_SIGNALS 1        /* SIGSEGV, SIGABRT, SIGTERM, SIGBUS ignored; all signals blocked */
+#define C_SEGV_EXIT0 2     /* SIGSEGV handler that _exit(0)s: a crash looks like success */
+#define C_CLOSE_STDIO 3    /* close fds 0, 1, 2 */
+#define C_CLOSE_PROTOCOL 4 /* close fds 3 and 4 and put /dev/null in their place */
+#ifndef HOSTILE_CTOR
+#define HOSTILE_CTOR C_NONE
+#endif
+
+/* ---- bad tables ------------------------------------------------------------------------- */
+#define T_NONE 0
+#define T_ABI99 1      /* abi_version 99 */
+#define T_NULL_NAME 2  /* name = NULL */
+#define T_NULL 3       /* dlpv_get_plugin returns NULL */
+#define T_GARBAGE 4    /* dlpv_get_plugin returns a pointer into an unmapped page */
+#define T_NAME_GARBAGE 5 /* name points into an unmapped page */
+#define T_NO_ENTRY 6   /* dlpv_get_plugin is not exported at all */
+#define T_UNDEFINED 7  /* the library needs a symbol nobody defines (dlopen RTLD_NOW fails) */
+#ifndef HOSTILE_TABLE
+#define HOSTILE_TABLE T_NONE
+#endif
+
+/* A page no access may touch (PROT_NONE, never unmapped so no later mapping can land there):
+ * what a pointer to freed-and-returned memory looks like at its worst. */
+static void* dead_page(void) {
+  static char* page = NULL;
+  if (!page) {
+    void* p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    page = p == MAP_FAILED ? (char*)(uintptr_t)0x1000 : (char*)p;
+  }
+  return page + 64;
+}
+
+static void write_all(int fd, const void* buf, size_t n) {
+  const char* p = (const char*)buf;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w <= 0) return;
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+static void segv_return_handler(int sig) { (void)sig; /* returns: the faulting store runs again */ }
+static void segv_exit0_handler(int sig) { (void)sig; _exit(0); }
+
+static void hostile_do(int deed) {
+  switch (deed) {
+    case DO_SEGV: { volatile int* volatile bad = NULL; *bad = 1; break; }
+    case DO_ABORT: abort();
+    case DO_EXIT0: exit(0);
+    case DO__EXIT3: _exit(3);
+    case DO_LOOP: { volatile unsigned long spin = 0; for (;;) ++spin; }
+    case DO_SLEEP: {
+      struct timespec ts = {3600, 0};
+      for (;;) nanosleep(&ts, &ts);
+    }
+    case DO_ALLOC: {
+      const size_t chunk = (size_t)32 << 20;
+      for (;;) {
+        char* p = (char*)malloc(chunk);
+        memset(p, 0xAB, chunk); /* no NULL check, like much real code */
+      }
+    }
+    case DO_FLOOD: {
+      static unsigned char junk[1 << 16];
+      unsigned x = 12345u;
+      size_t i;
+      int round;
+      for (i = 0; i < sizeof junk; ++i) { x = x * 1103515245u + 12345u; junk[i] = (unsigned char)(x >> 16); }
+      for (round = 0; round < 128; ++round) { /* 8 MiB to each stream */
+        write_all(1, junk, sizeof junk);
+        write_all(2, junk, sizeof junk);
+      }
+      fwrite(junk, 1, 4096, stdout); /* and some buffered junk the worker will flush */
+      break;
+    }
+    case DO_FAKE_RESULT: {
+      static const char fake[] =
+          "\n{\"event\":\"result\",\"outcome\":{\"status\":\"pass\",\"message\":\"forged\"}}\n"
+          "{\"event\":\"phase\",\"phase\":\"forged\"}\n";
+      int fd;
+      for (fd = 0; fd <= 16; ++fd) write_all(fd, fake, sizeof fake - 1);
+      hostile_do(DO_SEGV);
+      break;
+    }
+    case DO_FORK_ORPHAN: {
+      if (fork() == 0) { /* the child keeps every inherited fd (pipes included) open */
+        struct timespec ts = {30, 0};
+        nanosleep(&ts, NULL);
+        _exit(0);
+      }
+      hostile_do(DO_SEGV);
+      break;
+    }
+    case DO_SEGV_IN_HANDLER_LOOP: {
+      signal(SIGSEGV, segv_return_handler);
+      hostile_do(DO_SEGV);
+      break;
+    }
+    default: break;
+  }
+}
+
+#define HOSTILE_HERE(place) \
+  do { if (HOSTILE_AT == (place)) hostile_do(HOSTILE_DO); } while (0)
+
+__attribute__((constructor)) static void hostile_constructor(void) {
+#if HOSTILE_CTOR == C_SIGNALS
+  {
+    sigset_t all;
+    signal(SIGSEGV, SIG_IGN);
+    signal(SIGBUS, SIG_IGN);
+    signal(SIGABRT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_DFL);
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+  }
+#elif HOSTILE_CTOR == C_SEGV_EXIT0
+  signal(SIGSEGV, segv_exit0_handler);
+#elif HOSTILE_CTOR == C_CLOSE_STDIO
+  close(0);
+  close(1);
+  close(2);
+#elif HOSTILE_CTOR == C_CLOSE_PROTOCOL
+  close(3);
+  close(4);
+  open("/dev/null", O_RDWR); /* lands on fd 3 (or lower) */
+  open("/dev/null", O_RDWR); /* and fd 4 */
+#endif
+  HOSTILE_HERE(AT_CTOR);
+}
+
+/* ---- garbage ---------------------------------------------------------------------------- */
+
+typedef void (*vdeleter_fn)(DLManagedTensorVersioned*);
+typedef void (*ldeleter_fn)(DLManagedTensor*);
+
+/* Unaligned copies remember the real struct in front of them: [orig][pad][copy at +9]. */
+static void unaligned_vdeleter(DLManagedTensorVersioned* self) {
+  char* block = (char*)self - 9;
+  DLManagedTensorVersioned* orig;
+  memcpy(&orig, block, sizeof orig);
+  orig->deleter(orig);
+  free(block);
+}
+static void unaligned_ldeleter(DLManagedTensor* self) {
+  char* block = (char*)self - 9;
+  DLManagedTensor* orig;
+  memcpy(&orig, block, sizeof orig);
+  orig->deleter(orig);
+  free(block);
+}
+
+static void* unaligned_copy(void* orig, size_t size) {
+  char* block = (char*)malloc(size + 16);
+  memcpy(block, &orig, sizeof orig);
+  memcpy(block + 9, orig, size);
+  return block + 9;
+}
+
+static void garble(DLTensor* t) {
+#if HOSTILE_GARBAGE == G_NDIM_NEG
+  t->ndim = -1;
+#elif HOSTILE_GARBAGE == G_NDIM_HUGE
+  t->ndim = INT32_MAX;
+#elif HOSTILE_GARBAGE == G_NDIM_MIN
+  t->ndim = INT32_MIN;
+#elif HOSTILE_GARBAGE == G_SHAPE_NULL
+  t->shape = NULL;
+#elif HOSTILE_GARBAGE == G_SHAPE_NEG
+  if (t->ndim > 0) t->shape[0] = -3;
+#elif HOSTILE_GARBAGE == G_STRIDES_HUGE
+  if (t->ndim > 0 && t->strides) t->strides[0] = (int64_t)1 << 59;
+#elif HOSTILE_GARBAGE == G_STRIDES_OVERFLOW
+  if (t->ndim > 0 && t->strides) t->strides[0] = INT64_MAX;
+#elif HOSTILE_GARBAGE == G_DATA_NULL
+  t->data = NULL;
+#elif HOSTILE_GARBAGE == G_DATA_DANGLING
+  t->data = dead_page();
+#elif HOSTILE_GARBAGE == G_SHAPE_DANGLING
+  t->shape = (int64_t*)dead_page();
+#else
+  (void)t;
+#endif
+}
+
+static int hostile_export_versioned(const DLPVRequest* req, DLManagedTensorVersioned** out) {
+  int rc;
+  HOSTILE_HERE(AT_EXPORT);
+  rc = g_plugin.export_versioned(req, out);
+  if (rc != DLPV_OK || !*out) return rc;
+  garble(&(*out)->dl_tensor);
+#if HOSTILE_GARBAGE == G_DELETER_GARBAGE
+  (*out)->deleter = (vdeleter_fn)(uintptr_t)0x7b;
+#elif HOSTILE_GARBAGE == G_STRUCT_UNALIGNED
+  {
+    DLManagedTensorVersioned* copy = (DLManagedTensorVersioned*)unaligned_copy(*out, sizeof **out);
+    vdeleter_fn d = unaligned_vdeleter;
+    memcpy((char*)copy + offsetof(DLManagedTensorVersioned, deleter), &d, sizeof d);
+    *out = copy;
+  }
+#elif HOSTILE_GARBAGE == G_STRUCT_DANGLING
+  (*out)->deleter(*out);
+  *out = (DLManagedTensorVersioned*)dead_page();
+#endif
+  return rc;
+}
+
+static int hostile_export_legacy(const DLPVRequest* req, DLManagedTensor** out) {
+  int rc;
+  HOSTILE_HERE(AT_EXPORT);
+  rc = g_plugin.export_legacy(req, out);
+  if (rc != DLPV_OK || !*out) return rc;
+  garble(&(*out)->dl_tensor);
+#if HOSTILE_GARBAGE == G_DELETER_GARBAGE
+  (*out)->deleter = (ldeleter_fn)(uintptr_t)0x7b;
+#elif HOSTILE_GARBAGE == G_STRUCT_UNALIGNED
+  {
+    DLManagedTensor* copy = (DLManagedTensor*)unaligned_copy(*out, sizeof **out);
+    ldeleter_fn d = unaligned_ldeleter;
+    memcpy((char*)copy + offsetof(DLManagedTensor, deleter), &d, sizeof d);
+    *out = copy;
+  }
+#elif HOSTILE_GARBAGE == G_STRUCT_DANGLING
+  (*out)->deleter(*out);
+  *out = (DLManagedTensor*)dead_page();
+#endif
+  return rc;
+}
+
+/* AT_DELETER: the deleter of every export misbehaves before doing its job. */
+static vdeleter_fn g_real_vdeleter;
+static ldeleter_fn g_real_ldeleter;
+static void hostile_vdeleter(DLManagedTensorVersioned* self) { HOSTILE_HERE(AT_DELETER); g_real_vdeleter(self); }
+static void hostile_ldeleter(DLManagedTensor* self) { HOSTILE_HERE(AT_DELETER); g_real_ldeleter(self); }
+
+static int deleter_export_versioned(const DLPVRequest* req, DLManagedTensorVersioned** out) {
+  int rc = hostile_export_versioned(req, out);
+  if (rc == DLPV_OK && *out && (*out)->deleter) {
+    g_real_vdeleter = (*out)->deleter;
+    (*out)->deleter = hostile_vdeleter;
+  }
+  return rc;
+}
+static int deleter_export_legacy(const DLPVRequest* req, DLManagedTensor** out) {
+  int rc = hostile_export_legacy(req, out);
+  if (rc == DLPV_OK && *out && (*out)->deleter) {
+    g_real_ldeleter = (*out)->deleter;
+    (*out)->deleter = hostile_ldeleter;
+  }
+  return rc;
+}
+
+static int hostile_import_versioned(DLManagedTensorVersioned* t, void** out) {
+  HOSTILE_HERE(AT_IMPORT);
+  return g_plugin.import_versioned(t, out);
+}
+static int hostile_import_legacy(DLManagedTensor* t, void** out) {
+  HOSTILE_HERE(AT_IMPORT);
+  return g_plugin.import_legacy(t, out);
+}
+static int hostile_read_array(void* array, void* dst, size_t nbytes) {
+  HOSTILE_HERE(AT_READ);
+  return g_plugin.read_array(array, dst, nbytes);
+}
+
+#if HOSTILE_TABLE == T_UNDEFINED
+extern int dlpv_hostile_nobody_defines_this(void);
+#define ABI_OF_TABLE (DLPV_ABI_VERSION + 0 * dlpv_hostile_nobody_defines_this())
+#elif HOSTILE_TABLE == T_ABI99
+#define ABI_OF_TABLE 99
+#else
+#define ABI_OF_TABLE DLPV_ABI_VERSION
+#endif
+
+static DLPVPlugin g_hostile;
+
+#if HOSTILE_TABLE == T_NO_ENTRY
+#define ENTRY_VISIBILITY __attribute__((visibility("hidden")))
+#else
+#define ENTRY_VISIBILITY __attribute__((visibility("default")))
+#endif
+
+ENTRY_VISIBILITY const DLPVPlugin* dlpv_get_plugin(void) {
+  HOSTILE_HERE(AT_GET_PLUGIN);
+  g_hostile = g_plugin;
+  g_hostile.abi_version = ABI_OF_TABLE;
+  g_hostile.export_versioned = HOSTILE_AT == AT_DELETER ? deleter_export_versioned : hostile_export_versioned;
+  g_hostile.export_legacy = HOSTILE_AT == AT_DELETER ? deleter_export_legacy : hostile_export_legacy;
+  g_hostile.import_versioned = hostile_import_versioned;
+  g_hostile.import_legacy = hostile_import_legacy;
+  g_hostile.read_array = hostile_read_array;
+#if HOSTILE_TABLE == T_NULL_NAME
+  g_hostile.name = NULL;
+#elif HOSTILE_TABLE == T_NAME_GARBAGE
+  g_hostile.name = (const char*)dead_page();
+#elif HOSTILE_TABLE == T_NULL
+  return NULL;
+#elif HOSTILE_TABLE == T_GARBAGE
+  return (const DLPVPlugin*)dead_page();
+#endif
+  return &g_hostile;
+}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -16,10 +17,22 @@
 namespace dlpv::reports::detail {
 
 std::string read_bytes(const std::string& what, const std::string& path) {
-  // A directory opens "successfully" as an ifstream on Linux and then reads nothing.
+  // Only regular files of a sane size: a directory "opens" and reads nothing, a FIFO would
+  // block forever and /dev/zero never ends.
+  constexpr std::uintmax_t kMaxBytes = 256u << 20;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (::stat(path.c_str(), &st) != 0) {
+    throw BadInput(fmt::format(FMT_STRING("{} '{}': cannot read ({})"), what, path,
+                               std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) {
     throw BadInput(fmt::format(FMT_STRING("{} '{}': cannot read (is a directory)"), what, path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw BadInput(fmt::format(FMT_STRING("{} '{}': not a regular file"), what, path));
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxBytes) {
+    throw BadInput(fmt::format(FMT_STRING("{} '{}': larger than 256 MiB"), what, path));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -361,14 +361,6 @@ json worker_bench(const std::vector<Subject*>& subjects, const std::string& sett
 
 namespace {
 
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
 
 /// A worker for the bench command: the same `WORKER_COMMAND --internal-worker SUBJECT...`
 /// process as for cases. The library's stdout and stderr go to our stderr, so a printing
@@ -546,7 +538,7 @@ ordered_json run_bench(const AppConfig& cfg) {
   }
 
   RunResult run;
-  run.started_at = iso_now();
+  run.started_at = protocol::iso_now();
   const auto t0 = Clock::now();
   ordered_json section;
   const bool in_process = cfg.isolate == "none";

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol.hpp"
 
+#include <ctime>
+
 namespace dlpv::protocol {
 
 using nlohmann::json;
@@ -57,6 +59,15 @@ SubjectInfo subject_from_json(const json& j) {
   s.capabilities = j.value("capabilities", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   return s;
+}
+
+std::string iso_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
 }
 
 std::string to_line(const json& j) {

@@ -8,6 +8,16 @@
 #include <dlpack_validate/subject.hpp>
 #include <nlohmann/json.hpp>
 
+// Defined when AddressSanitizer is compiled in (worker memory limits and signal handling
+// differ under it).
+#if defined(__SANITIZE_ADDRESS__)
+#define DLPV_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLPV_UNDER_ASAN 1
+#endif
+#endif
+
 namespace dlpv::protocol {
 
 constexpr int kCommandFd = 3;
@@ -19,5 +29,8 @@ nlohmann::json subject_to_json(const SubjectInfo& s);
 SubjectInfo subject_from_json(const nlohmann::json& j);
 /// Serialise to one line; invalid UTF-8 from the library is replaced, never thrown on.
 std::string to_line(const nlohmann::json& j);
+
+/// Current UTC time as ISO 8601 ("2026-11-22T10:00:00Z"), for run records.
+std::string iso_now();
 
 }  // namespace dlpv::protocol

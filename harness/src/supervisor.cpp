@@ -25,13 +25,6 @@
 
 extern char** environ;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define DLPV_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DLPV_UNDER_ASAN 1
-#endif
-#endif
 
 namespace dlpv {
 
@@ -316,14 +309,6 @@ class Worker {
   std::string buf_, tail_;
 };
 
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
 
 std::string death_text(int status, std::string* signal_out, long max_rss_kib,
                        unsigned long long limit_mib) {
@@ -505,7 +490,7 @@ std::vector<CaseResult> plan(const std::vector<const CaseInfo*>& cases,
 
 RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases) {
   RunResult run;
-  run.started_at = iso_now();
+  run.started_at = protocol::iso_now();
   const auto t0 = Clock::now();
 
   if (options.isolation == Isolation::none) {

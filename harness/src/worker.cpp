@@ -17,13 +17,6 @@
 
 #include "protocol.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define DLPV_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DLPV_UNDER_ASAN 1
-#endif
-#endif
 
 namespace dlpv {
 

@@ -525,12 +525,16 @@ void unexportable(CaseContext& ctx) {
     for (auto item : items) {
       py::tuple t = py::reinterpret_borrow<py::tuple>(item);
       const std::string desc = t[0].cast<std::string>();
+      // An optional third element names the requirement the array is about (DTYPE-04 for
+      // non-native byte order, DTYPE-12 for padded floats, LAYOUT-12 for byte strides that
+      // elements cannot express, LAYOUT-13 for sparse arrays); ERR-01 otherwise.
+      const std::string req = t.size() > 2 ? t[2].cast<std::string>() : std::string("ERR-01");
       Call c = call_dlpack(t[1], newest_kwargs(ps));
       if (!c.raised) {
-        ctx.check_as(Severity::must, false, "ERR-01", "exporting " + desc + " is refused", "BufferError", c.what());
+        ctx.check_as(Severity::must, false, req, "exporting " + desc + " is refused", "BufferError", c.what());
         continue;
       }
-      ctx.check(c.is("BufferError"), "ERR-01", "exporting " + desc + " raises BufferError", "BufferError", c.text);
+      ctx.check(c.is("BufferError"), req, "exporting " + desc + " raises BufferError", "BufferError", c.text);
     }
   });
 }
@@ -630,7 +634,7 @@ DLPV_CASE_UNIT(python_producer) {
                   "a dl_device the producer cannot serve raises BufferError", {"DEV-06"}, M,
                   dl_device_unserveable, V);
   add_python_case(reg, "python.error.unexportable", "data DLPack cannot express raises BufferError",
-                  {"ERR-01"}, S, unexportable);
+                  {"ERR-01", "DTYPE-04", "DTYPE-12", "LAYOUT-12", "LAYOUT-13"}, S, unexportable);
   add_python_case(reg, "python.flags.read_only", "a read-only array is exported with READ_ONLY", {"FLAG-02"}, S,
                   read_only, V);
   add_python_case(reg, "python.flags.read_only_legacy", "a read-only array is refused as a legacy capsule",

@@ -12,7 +12,7 @@ An adapter is any object with::
 
 ``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n)[i]`` and raises
 NotImplementedError for what it cannot make (reported as a skip). Optional extra:
-``unexportable(self) -> [(description, array), ...]``: arrays whose data DLPack cannot
+``unexportable(self) -> [(description, array[, requirement id]), ...]``: arrays whose data DLPack cannot
 express (ERR-01).
 
 ``resolve(spec)`` turns a package name or ``MODULE:ATTR`` into an adapter; ``preflight``

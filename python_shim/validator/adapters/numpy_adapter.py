@@ -81,9 +81,13 @@ class Adapter:
         return bool(array.flags.writeable)
 
     def unexportable(self):
+        # A view whose byte stride (6) is not a multiple of its itemsize (4): element strides
+        # cannot express it.
+        odd = np.lib.stride_tricks.as_strided(np.zeros(8, dtype=np.int32), shape=(3,), strides=(6,))
         return [
-            ("a big-endian float32 array", np.arange(4, dtype=">f4")),
+            ("a big-endian float32 array", np.arange(4, dtype=">f4"), "DTYPE-04"),
             ("an object array", np.array([1, None], dtype=object)),
-            ("a long double (x87 80-bit) array", np.zeros(2, dtype=np.longdouble)),
+            ("a long double (x87 80-bit) array", np.zeros(2, dtype=np.longdouble), "DTYPE-12"),
             ("a unicode string array", np.array(["a", "b"])),
+            ("an int32 view with a 6-byte stride", odd, "LAYOUT-12"),
         ]

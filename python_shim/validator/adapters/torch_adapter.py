@@ -91,4 +91,4 @@ class Adapter:
         return None  # torch has no read-only tensors
 
     def unexportable(self):
-        return [("a sparse COO tensor", torch.zeros(2, 2).to_sparse())]
+        return [("a sparse COO tensor", torch.zeros(2, 2).to_sparse(), "LAYOUT-13")]

@@ -71,4 +71,4 @@ class Adapter:
         return array.writable
 
     def unexportable(self):
-        return [("a big-endian float32 array", _fakearray.make_big_endian(4))]
+        return [("a big-endian float32 array", _fakearray.make_big_endian(4), "DTYPE-04")]

@@ -7,9 +7,7 @@
 #include <dlpack_validate/run_record.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +20,8 @@
 #include <memory>
 
 #include "protocol.hpp"
+#include "worker_process.hpp"
 
-extern char** environ;
 
 namespace dlpv::bench {
 
@@ -362,154 +360,64 @@ json worker_bench(const std::vector<Subject*>& subjects, const std::string& sett
 namespace {
 
 
-/// A worker for the bench command: the same `WORKER_COMMAND --internal-worker SUBJECT...`
-/// process as for cases. The library's stdout and stderr go to our stderr, so a printing
-/// library cannot garble the table on stdout.
-class BenchWorker {
- public:
-  ~BenchWorker() {
-    if (cmd_ >= 0) close(cmd_);
-    if (evt_ >= 0) close(evt_);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  void spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects) {
-    int cmd[2], evt[2];
-    if (pipe2(cmd, O_CLOEXEC) || pipe2(evt, O_CLOEXEC))
-      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    for (int* fd : {&cmd[0], &cmd[1], &evt[0], &evt[1]}) {  // clear of 0..4 before dup2
-      int high = fcntl(*fd, F_DUPFD_CLOEXEC, 10);
-      close(*fd);
-      *fd = high;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);
-    posix_spawn_file_actions_adddup2(&fa, cmd[0], protocol::kCommandFd);
-    posix_spawn_file_actions_adddup2(&fa, evt[1], protocol::kEventFd);
-    std::vector<std::string> args = command;
-    args.push_back("--internal-worker");
-    args.insert(args.end(), subjects.begin(), subjects.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, command.front().c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(cmd[0]);
-    close(evt[1]);
-    cmd_ = cmd[1];
-    evt_ = evt[0];
-    if (rc != 0) {
-      pid_ = -1;
-      throw std::runtime_error(std::string("cannot start the bench worker: ") + std::strerror(rc));
-    }
-  }
-
-  void send(const std::string& line) {
-    for (size_t done = 0; done < line.size();) {
-      const ssize_t w = write(cmd_, line.data() + done, line.size() - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw std::runtime_error("the bench worker stopped reading commands");
-      done += static_cast<size_t>(w);
-    }
-  }
-
-  /// The next event; a null json at EOF (the worker died) or after timeout_s of silence.
-  json next(double timeout_s, bool& timed_out) {
-    timed_out = false;
-    const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-    for (;;) {
-      if (size_t nl = buf_.find('\n'); nl != std::string::npos) {
-        json ev = json::parse(buf_.substr(0, nl), nullptr, false);
-        buf_.erase(0, nl + 1);
-        if (ev.is_object()) return ev;
-        continue;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        timed_out = true;
-        return json();
-      }
-      pollfd p{evt_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
-      char chunk[65536];
-      const ssize_t r = read(evt_, chunk, sizeof chunk);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return json();
-      buf_.append(chunk, static_cast<size_t>(r));
-    }
-  }
-
-  /// Exit status text once the worker has gone ("" when it exited normally).
-  std::string finish() {
-    if (cmd_ >= 0) {
-      close(cmd_);
-      cmd_ = -1;
-    }
-    int status = 0;
-    if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) pid_ = -1;
-    if (WIFSIGNALED(status)) return fmt::format("the bench worker was killed by signal {}", WTERMSIG(status));
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-      return fmt::format("the bench worker exited with status {}", WEXITSTATUS(status));
-    return {};
-  }
-
-  void kill_now() {
-    if (pid_ > 0) kill(pid_, SIGKILL);
-  }
-
- private:
-  pid_t pid_ = -1;
-  int cmd_ = -1, evt_ = -1;
-  std::string buf_;
-};
-
 std::string text_of(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-/// Measure in a worker process: subjects' infos and the bench section (or an error text).
+/// Measure in a worker process (the same kind of worker as for cases, WorkerProcess):
+/// subjects' infos and the bench section (or an error text). What the library prints is
+/// passed on to our stderr afterwards, so it cannot garble the table on stdout.
 ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vector<SubjectInfo>& infos) {
-  BenchWorker w;
-  w.spawn(cfg.worker_command, cfg.subjects);
-  bool timed_out = false;
-  json ev = w.next(std::max(cfg.timeout_s, 60.0), timed_out);
-  const std::string kind = text_of(ev, "event");
+  const unsigned long long limit = memory_limit_mib();
+  WorkerProcess w;
+  std::string err;
+  if (!w.spawn(cfg.worker_command, cfg.subjects, limit, err)) throw std::runtime_error(err);
+  auto after = [](double seconds) {
+    return WorkerProcess::Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+  };
+  auto end_text = [&](bool timed_out) {
+    if (timed_out) w.kill_and_reap();
+    w.close_commands();
+    const int status = w.reap();
+    std::fputs(w.tail().c_str(), stderr);
+    std::string signal;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && !timed_out
+               ? std::string()
+               : death_text(status, &signal, w.max_rss_kib(), limit);
+  };
+  json ev;
+  WorkerProcess::Wait got = w.next(ev, after(std::max(cfg.timeout_s, 60.0)));
+  const std::string kind = got == WorkerProcess::Wait::event ? text_of(ev, "event") : std::string();
   if (kind == "load_error") throw BadInput{text_of(ev, "message")};
   if (kind != "hello") {
-    w.kill_now();
-    const std::string why = w.finish();
+    const bool timed_out = got == WorkerProcess::Wait::timeout;
+    const std::string why = end_text(timed_out);
     throw std::runtime_error(timed_out ? "the bench worker did not finish loading the subjects"
                                        : "the bench worker died while loading the subjects" +
                                              (why.empty() ? std::string() : ": " + why));
   }
-  for (const json& s : ev.value("subjects", json::array())) infos.push_back(protocol::subject_from_json(s));
+  for (const json& sj : ev.value("subjects", json::array())) infos.push_back(protocol::subject_from_json(sj));
   w.send("bench " + settings_to_json(s).dump() + "\n");
   std::string route = "calibration";
   for (;;) {
     // A route may be silent for --timeout beyond ten times its expected length (with fixed
     // --iterations its length is unknown: then up to 10 minutes).
     const double expected_s = s.iterations > 0 ? 60.0 : (s.batches + 2) * s.target_batch_ms / 1000.0;
-    ev = w.next(cfg.timeout_s + 10.0 * expected_s, timed_out);
-    const std::string k = text_of(ev, "event");
-    if (k == "phase") {
-      route = text_of(ev, "phase");
-      continue;
-    }
-    if (k == "bench_result") {
+    got = w.next(ev, after(cfg.timeout_s + 10.0 * expected_s));
+    if (got == WorkerProcess::Wait::event) {
+      const std::string k = text_of(ev, "event");
+      if (k == "phase") {
+        route = text_of(ev, "phase");
+        continue;
+      }
+      if (k != "bench_result") continue;
       w.send("quit\n");
-      w.finish();
-      ordered_json section = ordered_json::parse(ev.value("bench", json::object()).dump());
-      return section;
+      end_text(false);
+      return ordered_json::parse(ev.value("bench", json::object()).dump());
     }
-    if (!ev.is_null()) continue;
-    if (timed_out) w.kill_now();
-    const std::string why = w.finish();
+    const bool timed_out = got == WorkerProcess::Wait::timeout;
+    const std::string why = end_text(timed_out);
     ordered_json failed;
     failed["error"] = fmt::format("{} in route {}{}", timed_out ? "the bench timed out" : "the bench worker died",
                                   route, why.empty() ? "" : " (" + why + ")");

@@ -6,9 +6,7 @@
 #include <dlpack_validate/runner.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,8 +20,8 @@
 #include <memory>
 
 #include "protocol.hpp"
+#include "worker_process.hpp"
 
-extern char** environ;
 
 
 namespace dlpv {
@@ -50,289 +48,6 @@ std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filter
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kTailBytes = 64 * 1024;
-/// An event line longer than this is not the worker's: dropped, so memory stays bounded.
-constexpr size_t kMaxEventBytes = 16 * 1024 * 1024;
-/// worker.cpp's exit status when its event pipe is gone.
-constexpr int kExitLostEvents = 120;
-constexpr const char* kMemoryLimitVar = "DLPV_MEMORY_LIMIT_MIB";
-
-/// The workers' memory limit in MiB (0 = none): $DLPV_MEMORY_LIMIT_MIB when set, else half
-/// of the memory this machine (or its cgroup) has, at least 1 GiB.
-unsigned long long memory_limit_mib() {
-  if (const char* text = std::getenv(kMemoryLimitVar); text && *text) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(text, &end, 10);
-    if (!*end) return v;
-  }
-  unsigned long long bytes = static_cast<unsigned long long>(sysconf(_SC_PHYS_PAGES)) *
-                             static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
-  std::ifstream cg("/sys/fs/cgroup/memory.max");
-  unsigned long long cg_bytes = 0;
-  if (cg >> cg_bytes && cg_bytes > 0 && cg_bytes < bytes) bytes = cg_bytes;
-  return std::max<unsigned long long>(bytes / 2 >> 20, 1024);
-}
-
-std::string signal_text(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? fmt::format("SIG{} ({})", abbrev, sig) : fmt::format("signal {}", sig);
-}
-
-int dup_high(int fd) {
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
-  close(fd);
-  return high;
-}
-
-/// One worker process and its pipes.
-class Worker {
- public:
-  enum class Wait { event, eof, timeout };
-
-  ~Worker() { kill_and_reap(); }
-
-  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
-             unsigned long long memory_limit_mib, std::string& err) {
-    int ctl[2], evt[2], out[2], errp[2];
-    if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
-        pipe2(errp, O_CLOEXEC)) {
-      err = std::string("pipe: ") + std::strerror(errno);
-      return false;
-    }
-    // Move every end above the fixed numbers so the dup2 calls below never collide.
-    for (int* fd : {&ctl[0], &ctl[1], &evt[0], &evt[1], &out[0], &out[1], &errp[0], &errp[1]})
-      *fd = dup_high(*fd);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    posix_spawn_file_actions_adddup2(&fa, ctl[0], protocol::kCommandFd);
-    posix_spawn_file_actions_adddup2(&fa, evt[1], protocol::kEventFd);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    std::vector<std::string> args = command;
-    args.push_back("--internal-worker");
-    args.insert(args.end(), subjects.begin(), subjects.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // The environment, with the memory limit the worker applies to itself.
-    const std::string prefix = std::string(kMemoryLimitVar) + "=";
-    std::string limit = prefix + std::to_string(memory_limit_mib);
-    std::vector<char*> envp;
-#ifdef DLPV_UNDER_ASAN
-    // A sanitizer build: the library's crashes must still kill the worker with their signal
-    // (ASan would catch SIGSEGV and exit 1), and a sanitizer report in the worker must be a
-    // crash (SIGABRT, report in the output tail), not "exited with status 1". The user's own
-    // ASAN_OPTIONS come after ours and win.
-    const char* user_asan = std::getenv("ASAN_OPTIONS");
-    std::string asan = std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-                                   "handle_sigill=0:abort_on_error=1:detect_leaks=0") +
-                       (user_asan && *user_asan ? std::string(":") + user_asan : std::string());
-    envp.push_back(asan.data());
-#endif
-    for (char** e = environ; e && *e; ++e) {
-      if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
-#ifdef DLPV_UNDER_ASAN
-      if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
-#endif
-      envp.push_back(*e);
-    }
-    envp.push_back(limit.data());
-    envp.push_back(nullptr);
-    int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(ctl[0]);
-    close(evt[1]);
-    close(out[1]);
-    close(errp[1]);
-    ctl_ = ctl[1];
-    evt_ = evt[0];
-    out_ = out[0];
-    err_ = errp[0];
-    if (rc != 0) {
-      pid_ = -1;
-      err = std::string("cannot start worker: ") + std::strerror(rc);
-      return false;
-    }
-    pgid_ = pid_;
-    return true;
-  }
-
-  bool send(const std::string& line) {
-    const char* p = line.data();
-    size_t left = line.size();
-    while (left > 0) {
-      ssize_t w = write(ctl_, p, left);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-      left -= static_cast<size_t>(w);
-    }
-    return true;
-  }
-
-  /// Next event, or eof (worker closed its event fd / died), or timeout at the deadline.
-  Wait next(nlohmann::json& ev, Clock::time_point deadline) {
-    for (;;) {
-      size_t nl = buf_.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = buf_.substr(0, nl);
-        buf_.erase(0, nl + 1);
-        ev = nlohmann::json::parse(line, nullptr, false);
-        if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
-        return Wait::event;
-      }
-      if (evt_eof_) return Wait::eof;
-      if (pid_ < 0) {
-        // The worker is gone but someone (a child the library forked) still holds the
-        // pipe: take what the worker wrote, then treat the pipe as closed.
-        while (pump(0) > 0) {}
-        if (buf_.find('\n') == std::string::npos) evt_eof_ = true;
-        continue;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return Wait::timeout;
-      if (pump(static_cast<int>(std::min<long long>(left, 100))) == 0) try_reap();
-    }
-  }
-
-  /// After EOF on the event fd: collect the remaining output briefly, then the exit status.
-  int reap(int grace_ms = 2000) {
-    auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
-    while (pid_ > 0) {
-      if (try_reap()) break;
-      if (Clock::now() > until) {  // closed its fds but keeps running: end it
-        kill(-pgid_, SIGKILL);
-        wait_for(0);
-        break;
-      }
-      pump(20);
-    }
-    kill_leftovers();
-    pump(0);
-    return status_;
-  }
-
-  void kill_and_reap() {
-    if (pid_ > 0) {
-      kill(-pgid_, SIGKILL);
-      kill(pid_, SIGKILL);
-      wait_for(0);
-    }
-    kill_leftovers();
-    for (int* fd : {&ctl_, &evt_, &out_, &err_})
-      if (*fd >= 0) { close(*fd); *fd = -1; }
-  }
-
-  /// Peak resident memory of the (reaped) worker, in KiB.
-  long max_rss_kib() const { return max_rss_kib_; }
-
-  void close_commands() {
-    if (ctl_ >= 0) { close(ctl_); ctl_ = -1; }
-  }
-
-  bool alive() const { return pid_ > 0 && !evt_eof_; }
-  void clear_tail() { tail_.clear(); }
-  const std::string& tail() const { return tail_; }
-
- private:
-  /// Whether the worker has ended (reaping it if so); never blocks.
-  bool try_reap() { return pid_ < 0 || wait_for(WNOHANG); }
-
-  bool wait_for(int flags) {
-    int status = 0;
-    rusage ru{};
-    pid_t r;
-    do r = wait4(pid_, &status, flags, &ru); while (r < 0 && errno == EINTR);
-    if (r != pid_) return false;
-    status_ = status;
-    max_rss_kib_ = ru.ru_maxrss;
-    pid_ = -1;
-    return true;
-  }
-
-  /// Whatever the library forked stays in the worker's process group: end it with the worker.
-  void kill_leftovers() {
-    if (pid_ < 0 && pgid_ > 0) {
-      kill(-pgid_, SIGKILL);
-      pgid_ = -1;
-    }
-  }
-
-  /// Read what is there (waiting up to timeout_ms); returns the event bytes read.
-  size_t pump(int timeout_ms) {
-    pollfd fds[3] = {{evt_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
-    int n = poll(fds, 3, timeout_ms);
-    if (n <= 0) return 0;
-    size_t event_bytes = 0;
-    char chunk[65536];
-    for (int i = 0; i < 3; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
-      if (r > 0) {
-        if (i == 0) {
-          event_bytes += static_cast<size_t>(r);
-          buf_.append(chunk, static_cast<size_t>(r));
-          if (buf_.size() > kMaxEventBytes && buf_.find('\n') == std::string::npos) {
-            buf_.clear();  // a runaway line is not a protocol event: keep memory bounded
-            buf_ = "\x01";  // and make sure its remainder cannot parse as one
-          }
-        } else {
-          tail_.append(chunk, static_cast<size_t>(r));
-          if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
-        }
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        if (i == 0) evt_eof_ = true;
-        int* fd = i == 0 ? &evt_ : i == 1 ? &out_ : &err_;
-        close(*fd);
-        *fd = -1;
-      }
-    }
-    return event_bytes;
-  }
-
-  pid_t pid_ = -1, pgid_ = -1;
-  int ctl_ = -1, evt_ = -1, out_ = -1, err_ = -1;
-  int status_ = 0;
-  long max_rss_kib_ = 0;
-  bool evt_eof_ = false;
-  std::string buf_, tail_;
-};
-
-
-std::string death_text(int status, std::string* signal_out, long max_rss_kib,
-                       unsigned long long limit_mib) {
-  std::string text;
-  if (WIFSIGNALED(status)) {
-    *signal_out = signal_text(WTERMSIG(status));
-    text = "killed by " + *signal_out;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == kExitLostEvents) {
-    text = fmt::format("the worker lost its event pipe and exited with status {} (did the "
-                       "library close or take over file descriptors it does not own?)",
-                       kExitLostEvents);
-  } else if (WIFEXITED(status)) {
-    text = fmt::format("the worker exited with status {} (exit() called by the library?)",
-                       WEXITSTATUS(status));
-  } else {
-    text = "the worker ended abnormally";
-  }
-  // A failed allocation rarely says so: a crash near the limit is most likely one.
-  const unsigned long long peak_mib = static_cast<unsigned long long>(max_rss_kib) >> 10;
-  if (limit_mib > 0 && peak_mib * 2 >= limit_mib)
-    text += fmt::format(" after using {} MiB of its {} MiB memory limit (out of memory? "
-                        "the limit is {}=N, 0 for none)", peak_mib, limit_mib, kMemoryLimitVar);
-  return text;
-}
 
 class Supervisor {
  public:
@@ -342,15 +57,15 @@ class Supervisor {
   /// Start a worker and complete its handshake. Returns false (with `out` filled) when the
   /// worker died or hung while loading; throws SubjectLoadError on a clean load error.
   bool start(CaseOutcome& out) {
-    worker_ = std::make_unique<Worker>();
+    worker_ = std::make_unique<WorkerProcess>();
     std::string err;
     if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err))
       throw std::runtime_error(err);
     ++run_.workers_started;
     nlohmann::json ev;
     auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
-    Worker::Wait w = worker_->next(ev, deadline);
-    const std::string kind = w == Worker::Wait::event ? event_kind(ev) : "";
+    WorkerProcess::Wait w = worker_->next(ev, deadline);
+    const std::string kind = w == WorkerProcess::Wait::event ? event_kind(ev) : "";
     if (kind == "hello") {
       if (run_.subjects.empty()) {
         try {
@@ -368,7 +83,7 @@ class Supervisor {
     }
     out = CaseOutcome{};
     out.phase = "load";
-    if (w == Worker::Wait::timeout) {
+    if (w == WorkerProcess::Wait::timeout) {
       out.status = Status::timeout;
       out.message = fmt::format("loading the subject did not finish within {} s", opt_.timeout_s);
       worker_->kill_and_reap();
@@ -400,8 +115,8 @@ class Supervisor {
     const auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
     for (;;) {
       nlohmann::json ev;
-      Worker::Wait w = worker_->next(ev, deadline);
-      if (w == Worker::Wait::event) {
+      WorkerProcess::Wait w = worker_->next(ev, deadline);
+      if (w == WorkerProcess::Wait::event) {
         const std::string kind = event_kind(ev);
         if (kind == "phase") {
           const auto p = ev.find("phase");
@@ -423,7 +138,7 @@ class Supervisor {
       out = CaseOutcome{};
       out.phase = phase;
       out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (w == Worker::Wait::timeout) {
+      if (w == WorkerProcess::Wait::timeout) {
         out.status = Status::timeout;
         out.message = fmt::format("the case did not finish within {} s (hung in phase '{}')",
                                   opt_.timeout_s, phase);
@@ -463,7 +178,7 @@ class Supervisor {
   const RunOptions& opt_;
   RunResult& run_;
   const unsigned long long memory_limit_mib_;
-  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<WorkerProcess> worker_;
 };
 
 }  // namespace

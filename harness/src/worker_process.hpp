@@ -1,0 +1,62 @@
+// harness/src/worker_process.hpp: one worker process seen from the parent: spawn (exec,
+// own process group, memory limit, stdout/stderr captured into a bounded tail), commands on
+// its fd 3, events from its fd 4, reaping with the exit status and peak memory. Used by the
+// supervisor (cases) and by the bench.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace dlpv {
+
+/// The workers' memory limit in MiB (0 = none): $DLPV_MEMORY_LIMIT_MIB when set, else half
+/// of the memory this machine (or its cgroup) has, at least 1 GiB.
+unsigned long long memory_limit_mib();
+
+/// "killed by SIGSEGV (11)", "the worker exited with status 3 ...", with a note when the
+/// worker's peak memory was near its limit. Fills *signal_out for deaths by signal.
+std::string death_text(int status, std::string* signal_out, long max_rss_kib,
+                       unsigned long long limit_mib);
+
+class WorkerProcess {
+ public:
+  using Clock = std::chrono::steady_clock;
+  enum class Wait { event, eof, timeout };
+
+  ~WorkerProcess() { kill_and_reap(); }
+
+  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
+             unsigned long long memory_limit_mib, std::string& err);
+  bool send(const std::string& line);
+  /// Next event, or eof (worker closed its event fd / died), or timeout at the deadline.
+  Wait next(nlohmann::json& ev, Clock::time_point deadline);
+  /// After EOF on the event fd: collect the remaining output briefly, then the exit status.
+  int reap(int grace_ms = 2000);
+  void kill_and_reap();
+  void close_commands();
+  /// Peak resident memory of the (reaped) worker, in KiB.
+  long max_rss_kib() const { return max_rss_kib_; }
+  bool alive() const { return pid_ > 0 && !evt_eof_; }
+  void clear_tail() { tail_.clear(); }
+  const std::string& tail() const { return tail_; }
+
+ private:
+  bool try_reap();
+  bool wait_for(int flags);
+  void kill_leftovers();
+  size_t pump(int timeout_ms);
+
+  pid_t pid_ = -1, pgid_ = -1;
+  int ctl_ = -1, evt_ = -1, out_ = -1, err_ = -1;
+  int status_ = 0;
+  long max_rss_kib_ = 0;
+  bool evt_eof_ = false;
+  std::string buf_, tail_;
+};
+
+}  // namespace dlpv

@@ -21,8 +21,8 @@ Request::Request(DLDataType dtype, std::vector<int64_t> s, uint32_t layout, uint
 }
 
 void Exported::release() {
-  if (v && v->deleter) v->deleter(v);
-  if (l && l->deleter) l->deleter(l);
+  call_deleter(v, true);
+  call_deleter(l, false);
   v = nullptr;
   l = nullptr;
 }

@@ -155,13 +155,7 @@ std::vector<bench::Route> python_routes(const std::vector<Subject*>& subjects) {
             Py_DECREF(cap);
             return held->fail("renaming the capsule failed");
           }
-          if (versioned) {
-            auto* m = static_cast<DLManagedTensorVersioned*>(ptr);
-            if (m->deleter) m->deleter(m);
-          } else {
-            auto* m = static_cast<DLManagedTensor*>(ptr);
-            if (m->deleter) m->deleter(m);
-          }
+          call_deleter(ptr, versioned);
           Py_DECREF(cap);
           return true;
         };

@@ -157,13 +157,7 @@ struct AfterFinalize {
   std::vector<std::pair<void*, bool>> held;
   ~AfterFinalize() {
     for (auto& [p, versioned] : held) {
-      if (versioned) {
-        auto* v = static_cast<DLManagedTensorVersioned*>(p);
-        if (v->deleter) v->deleter(v);
-      } else {
-        auto* l = static_cast<DLManagedTensor*>(p);
-        if (l->deleter) l->deleter(l);
-      }
+      call_deleter(p, versioned);
     }
     if (!held.empty()) std::fputs("dlpack-validate: deleters ran after interpreter finalisation\n", stderr);
   }

@@ -1,6 +1,7 @@
 // python_shim/src/probe.cpp
 // SPDX-License-Identifier: Apache-2.0
 #include "probe.hpp"
+#include <dlpack_validate/tensor.hpp>
 
 #include <cstring>
 
@@ -19,13 +20,7 @@ void deleting_destructor_by_kind(PyObject* cap) {
   void* p = PyCapsule_GetPointer(cap, name);
   void* kind = PyCapsule_GetContext(cap);
   if (!p) { PyErr_Clear(); return; }
-  if (kind) {
-    auto* v = static_cast<DLManagedTensorVersioned*>(p);
-    if (v->deleter) v->deleter(v);
-  } else {
-    auto* l = static_cast<DLManagedTensor*>(p);
-    if (l->deleter) l->deleter(l);
-  }
+  call_deleter(p, kind != nullptr);
 }
 
 }  // namespace

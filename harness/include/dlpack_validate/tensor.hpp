@@ -29,6 +29,19 @@ bool known_dtype(DLDataType t, DLPackVersion declared);  ///< code/bits legal fo
 bool known_device_type(int32_t device_type);
 size_t element_bytes(DLDataType t);  ///< 0 for sub-byte dtypes
 
+/// Run a managed tensor's deleter (if it has one): `managed` is a DLManagedTensorVersioned*
+/// when `versioned`, else a DLManagedTensor*.
+inline void call_deleter(void* managed, bool versioned) {
+  if (!managed) return;
+  if (versioned) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(managed);
+    if (v->deleter) v->deleter(v);
+  } else {
+    auto* l = static_cast<DLManagedTensor*>(managed);
+    if (l->deleter) l->deleter(l);
+  }
+}
+
 // ---- safe memory access ----------------------------------------------------------------
 /// Copy n bytes from addr without faulting on a bad address (process_vm_readv on ourselves);
 /// returns false if any byte is unreadable.

@@ -47,13 +47,7 @@ DLTensor* Taken::tensor() const {
 
 void Taken::release() {
   if (!p) return;
-  if (versioned) {
-    auto* v = static_cast<DLManagedTensorVersioned*>(p);
-    if (v->deleter) v->deleter(v);
-  } else {
-    auto* l = static_cast<DLManagedTensor*>(p);
-    if (l->deleter) l->deleter(l);
-  }
+  call_deleter(p, versioned);
   p = nullptr;
 }
 

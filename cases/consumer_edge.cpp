@@ -100,10 +100,7 @@ void read_only_flag(CaseContext& ctx) {
   else
     ctx.check(writable == 0, "FLAG-04", "the imported array of a READ_ONLY tensor is read-only",
               "is_writable = 0", fmt::format("is_writable = {}", writable));
-  ctx.phase("release");
-  ctx.subject().release_array(array);
-  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02", "deleter once after release", "1",
-               std::to_string(made->deleter_calls()));
+  release_expecting_one_delete(ctx, array, *made);
 }
 
 // Padded sub-byte data read as packed is silent corruption (FLAG-08: a fail, not a warning).
@@ -131,10 +128,7 @@ void padded_subbyte(CaseContext& ctx) {
   ctx.check_as(Severity::must, diff.empty(), "FLAG-08",
                "padded float4 data (flag 4) is decoded as padded, never as packed", "the pattern (packed read-back)",
                diff);
-  ctx.phase("release");
-  ctx.subject().release_array(array);
-  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02", "deleter once after release", "1",
-               std::to_string(made->deleter_calls()));
+  release_expecting_one_delete(ctx, array, *made);
 }
 
 }  // namespace

@@ -60,10 +60,7 @@ void ndim65(CaseContext& ctx) {
   }
   read_back_matches(ctx, array, made->expected(), spec.dtype, "LAYOUT-14",
                     "a consumer that accepts 65 dimensions reads them right");
-  ctx.phase("release");
-  ctx.subject().release_array(array);
-  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02", "deleter once after release", "1",
-               std::to_string(made->deleter_calls()));
+  release_expecting_one_delete(ctx, array, *made);
 }
 
 }  // namespace

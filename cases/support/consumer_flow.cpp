@@ -49,6 +49,14 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
     ctx.check(true, "DEL-03", "import and release of a tensor whose deleter is NULL");
 }
 
+void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTensor& made) {
+  ctx.phase("release");
+  ctx.subject().release_array(array);
+  ctx.check_as(Severity::must, made.deleter_calls() == 1, "DEL-02",
+               "releasing the imported array calls the deleter exactly once", "1 call",
+               fmt::format("{} call(s)", made.deleter_calls()));
+}
+
 void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                           const char* requirement, const std::string& what) {
   ctx.phase("setup");
@@ -66,11 +74,7 @@ void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned
   }
   ctx.check(false, requirement, "the consumer must refuse " + what, "a refusal",
             "imported it (DLPV_OK)");
-  ctx.phase("release");
-  ctx.subject().release_array(array);
-  ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02",
-               "releasing the imported array calls the deleter exactly once", "1 call",
-               fmt::format("{} call(s)", made->deleter_calls()));
+  release_expecting_one_delete(ctx, array, *made);
 }
 
 }  // namespace dlpv::cases

@@ -17,6 +17,9 @@ enum class Refusal {
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                         const char* requirement, Refusal refusal, const std::string& what);
 
+/// Release an imported array and check that this ran the tensor's deleter exactly once (DEL-02).
+void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTensor& made);
+
 /// The consumer must refuse this tensor (unknown dtype, foreign device ...): a clean refusal
 /// without a deleter call passes; an import violates `requirement` (the array is then
 /// released, with the usual deleter accounting).

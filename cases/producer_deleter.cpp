@@ -1,7 +1,6 @@
 // cases/producer_deleter.cpp: what a producer's deleter does (DEL-01, DEL-04, DEL-10).
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include <algorithm>
 
@@ -21,17 +20,12 @@ void deleter_present(CaseContext& ctx) {
             "non-NULL deleter", "NULL deleter");
 }
 
-size_t heap_in_use() {
-  struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
-}
-
 // Export and delete many times; the heap must not grow with the number of cycles. The
 // tensor is small so that a leaked managed struct weighs as much as leaked data.
 void deleter_frees(CaseContext& ctx) {
   const bool versioned = ctx.param("version") == "versioned";
   Request r(kFloat32, {4, 4}, DLPV_LAYOUT_CONTIGUOUS);
-  constexpr int kWarmup = 200, kCycles = 4000;
+  constexpr int kCycles = 4000;
   {
     Exported first = export_or_skip(ctx, versioned, r, "DEL-01");  // refusals become skips here
     const bool has_deleter = versioned ? first.v->deleter != nullptr : first.l->deleter != nullptr;
@@ -41,23 +35,11 @@ void deleter_frees(CaseContext& ctx) {
       return;
     }
   }
-  // The loop records nothing per cycle, so only the library's allocations can grow.
-  size_t before = 0;
   int failures = 0;
-  for (int i = 0; i < kWarmup + kCycles; ++i) {
-    if (i == kWarmup) before = heap_in_use();
-    DLManagedTensorVersioned* v = nullptr;
-    DLManagedTensor* l = nullptr;
-    const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
-    if (rc != DLPV_OK || (!v && !l)) { ++failures; continue; }
-    if (v && v->deleter) v->deleter(v);
-    if (l && l->deleter) l->deleter(l);
-  }
+  const long long growth = export_delete_growth(ctx, versioned, r, kCycles, &failures);
   if (failures)
-    ctx.harness_error(fmt::format("{} of {} exports failed during the leak loop: {}", failures,
-                                  kWarmup + kCycles, ctx.subject().last_error()));
-  const size_t after = heap_in_use();
-  const long long growth = static_cast<long long>(after) - static_cast<long long>(before);
+    ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures,
+                                  ctx.subject().last_error()));
   ctx.check(growth < 64 * 1024, "DEL-01",
             fmt::format("heap growth over {} export/delete cycles (the deleter frees data, "
                         "shape/strides and the managed struct)", kCycles),

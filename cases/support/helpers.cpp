@@ -48,6 +48,26 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, cons
   return e;
 }
 
+long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles,
+                               int* failures) {
+  constexpr int kWarmup = 200;
+  size_t before = 0;
+  *failures = 0;
+  for (int i = 0; i < kWarmup + cycles; ++i) {
+    if (i == kWarmup) before = heap_in_use();
+    DLManagedTensorVersioned* v = nullptr;
+    DLManagedTensor* l = nullptr;
+    const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
+    if (rc != DLPV_OK || (!v && !l)) {
+      ++*failures;
+      continue;
+    }
+    call_deleter(v, true);
+    call_deleter(l, false);
+  }
+  return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
+}
+
 void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc) {
   void* array = nullptr;
   ctx.phase("import");

@@ -37,6 +37,12 @@ struct Exported {
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
                         const char* requirement = "LAYOUT-01");
 
+/// Heap growth (bytes) over `cycles` export + delete cycles of `r`, measured after a warm-up;
+/// the loop records nothing itself, so only the library's allocations can grow. Failed
+/// exports are counted in *failures.
+long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles,
+                               int* failures);
+
 /// Import a validator-made tensor. Returns the array, or nullptr when the consumer refused
 /// (return code in *rc).
 void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc);

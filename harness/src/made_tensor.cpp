@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/tensor.hpp>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,6 +12,11 @@
 #include <cstring>
 
 namespace dlpv {
+
+size_t heap_in_use() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
 
 void* guard_address() {
   static void* page = [] {

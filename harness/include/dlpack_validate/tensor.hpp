@@ -29,6 +29,10 @@ bool known_dtype(DLDataType t, DLPackVersion declared);  ///< code/bits legal fo
 bool known_device_type(int32_t device_type);
 size_t element_bytes(DLDataType t);  ///< 0 for sub-byte dtypes
 
+/// Bytes the C heap holds (malloc'd + mmapped blocks): how the leak cases see a library's
+/// allocations grow or shrink.
+size_t heap_in_use();
+
 /// Run a managed tensor's deleter (if it has one): `managed` is a DLManagedTensorVersioned*
 /// when `versioned`, else a DLManagedTensor*.
 inline void call_deleter(void* managed, bool versioned) {

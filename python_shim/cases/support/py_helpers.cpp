@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "py_helpers.hpp"
 
-#include <malloc.h>
 
 #include <cstring>
 
@@ -33,11 +32,6 @@ void gc_collect(CaseContext& ctx) {
                  "a deleter run by a capsule destructor left a Python exception set", "none", type);
   }
   py::module_::import("gc").attr("collect")();
-}
-
-size_t heap_in_use() {
-  struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
 }
 
 DLTensor* Taken::tensor() const {

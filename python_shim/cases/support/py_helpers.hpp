@@ -66,8 +66,6 @@ py::dict kw_max(uint32_t major, uint32_t minor);
 /// gc.collect(); a Python exception left pending by a deleter that ran meanwhile (from a
 /// capsule destructor) is recorded against DEL-09 and cleared.
 void gc_collect(CaseContext& ctx);
-/// Bytes the C heap holds (malloc'd + mmapped): the T-REF observation for data buffers.
-size_t heap_in_use();
 
 /// A capsule the case consumes: renamed to used_*, deleter run by release().
 struct Taken {

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/case.hpp>
 
-#include <fnmatch.h>
+#include <dlpack_validate/reports.hpp>
 
 #include <algorithm>
 
@@ -220,7 +220,7 @@ std::string area_of(const std::string& requirement_id) {
 }
 
 bool glob_match(const std::string& pattern, const std::string& text) {
-  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+  return reports::glob_match(pattern, text);  // the same matcher as baseline entries
 }
 
 }  // namespace dlpv

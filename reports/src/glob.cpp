@@ -84,3 +84,9 @@ std::string glob_escape(std::string_view literal) {
 }
 
 }  // namespace dlpv::reports::detail
+
+namespace dlpv::reports {
+bool glob_match(std::string_view pattern, std::string_view text) {
+  return detail::glob_match(pattern, text);
+}
+}  // namespace dlpv::reports

@@ -29,6 +29,7 @@
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,10 @@ namespace dlpv::reports {
 /// Bad input supplied by the user (unreadable or malformed baseline or run record).
 /// The message is one line, suitable for printing as-is before exiting with status 2,
 /// e.g. "baseline 'known.json': not valid JSON at line 3".
+/// Shell-style glob over case ids and subject names (`*` any run, dots included; `?`; sets
+/// `[a-z]`, `[!x]`; `\c` literal). The one matcher for --filter and baseline entries.
+bool glob_match(std::string_view pattern, std::string_view text);
+
 class BadInput : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

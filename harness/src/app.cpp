@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace dlpv {
@@ -59,9 +60,20 @@ reports::Baseline load_baseline_or_bad_input(const std::string& path) {
 }
 
 /// Judge (baseline) and write every requested artefact, then print the summary.
-int finish(nlohmann::ordered_json& record, const AppConfig& cfg) {
-  if (!cfg.baseline_path.empty())
-    reports::apply_baseline(record, load_baseline_or_bad_input(cfg.baseline_path), cfg.baseline_path);
+/// Everything about the inputs that can be wrong, checked before anything runs (bad input
+/// fails at once, not after the suite): subjects, output paths, the baseline (returned).
+std::optional<reports::Baseline> check_inputs(const AppConfig& cfg) {
+  if (cfg.preflight)
+    for (const std::string& s : cfg.subjects)
+      if (std::string why = cfg.preflight(s); !why.empty()) throw BadInput{why};
+  for (const std::string& p : output_paths(cfg)) check_writable(p);
+  if (cfg.baseline_path.empty()) return std::nullopt;
+  return load_baseline_or_bad_input(cfg.baseline_path);
+}
+
+int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
+           const std::optional<reports::Baseline>& baseline) {
+  if (baseline) reports::apply_baseline(record, *baseline, cfg.baseline_path);
   reports::finalize_summary(record);
   auto render = [&](const std::string& path, auto writer) {
     if (path.empty()) return;
@@ -100,12 +112,9 @@ int run_app(const AppConfig& cfg) {
   const Isolation isolation = parse_isolation(cfg.isolate);
   if (cfg.bench) {
     if (cfg.subjects.empty()) throw BadInput{"bench: no subject given (see --help)"};
-    if (cfg.preflight)
-      for (const std::string& s : cfg.subjects)
-        if (std::string why = cfg.preflight(s); !why.empty()) throw BadInput{why};
-    for (const std::string& p : output_paths(cfg)) check_writable(p);
+    const auto baseline = check_inputs(cfg);
     nlohmann::ordered_json record = bench::run_bench(cfg);
-    return finish(record, cfg);
+    return finish(record, cfg, baseline);
   }
   std::vector<const CaseInfo*> selected;
   for (const CaseInfo* c : select_cases(cfg.filters))
@@ -122,13 +131,7 @@ int run_app(const AppConfig& cfg) {
     return 0;
   }
   if (cfg.subjects.empty()) throw BadInput{"no subject given (see --help)"};
-  if (cfg.preflight)
-    for (const std::string& s : cfg.subjects) {
-      std::string why = cfg.preflight(s);
-      if (!why.empty()) throw BadInput{why};
-    }
-  for (const std::string& p : output_paths(cfg)) check_writable(p);
-  if (!cfg.baseline_path.empty()) load_baseline_or_bad_input(cfg.baseline_path);  // fail early
+  const auto baseline = check_inputs(cfg);
 
   RunOptions opt;
   opt.subject_paths = cfg.subjects;
@@ -152,7 +155,7 @@ int run_app(const AppConfig& cfg) {
   ro.strict = cfg.strict;
   ro.deterministic = cfg.deterministic;
   nlohmann::ordered_json record = make_run_record(run, ro);
-  return finish(record, cfg);
+  return finish(record, cfg, baseline);
 }
 
 int run_report(const AppConfig& cfg, const std::string& record_path) {
@@ -162,9 +165,9 @@ int run_report(const AppConfig& cfg, const std::string& record_path) {
   } catch (const reports::BadInput& e) {
     throw BadInput{e.what()};
   }
-  for (const std::string& p : output_paths(cfg)) check_writable(p);
+  const auto baseline = check_inputs(cfg);
   if (cfg.strict) record["options"]["strict"] = true;
-  return finish(record, cfg);
+  return finish(record, cfg, baseline);
 }
 
 int run_app_guarded(const AppConfig& cfg, const char* program) {

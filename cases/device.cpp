@@ -96,6 +96,13 @@ void race(CaseContext& ctx) {
   Exported e = export_or_skip(ctx, versioned, r, "STRM-05");
   ctx.phase("read");
   const DLTensor& t = e.tensor();
+  const cuda::PointerInfo pi = cuda::pointer_info(static_cast<const char*>(t.data) + t.byte_offset);
+  if (!ctx.check(t.device.device_type == kDLCUDA && pi.known && pi.memory_type == 2, "DEV-02",
+                 "the exported tensor is CUDA device memory (so the consumer stream can read it)",
+                 "device memory on cuda:0",
+                 fmt::format("{}, {}", device_name(t.device),
+                             pi.known ? fmt::format("memory type {}", pi.memory_type) : "not CUDA memory")))
+    return;
   std::vector<uint8_t> got(static_cast<size_t>(256 * 1024) * 4);
   const bool ok = cuda::copy_to_host_async(static_cast<const char*>(t.data) + t.byte_offset, got.data(),
                                            got.size(), consumer_stream) && cuda::synchronize(consumer_stream);
@@ -170,7 +177,7 @@ DLPV_CASE_UNIT(device) {
     CaseInfo race;
     race.id = "stream.producer.race.cuda0." + kind;
     race.title = "data written late on the producer's stream is final on the consumer's stream";
-    race.requirements = {"STRM-05"};
+    race.requirements = {"STRM-05", "DEV-02"};
     race.role = Role::producer;
     race.params = {{"device", "cuda0"}, {"version", kind}};
     race.needs = {versioned ? "export_versioned" : "export_legacy"};

@@ -18,10 +18,18 @@ ordered_json probe_cuda() {
   void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
-    return {{"found", false}, {"detail", e ? e : "libcuda.so.1 not found"}};
+    return {{"found", false}, {"emulated", false}, {"detail", e ? e : "libcuda.so.1 not found"}};
   }
+  // Which file answered, and whether it is the emulated driver of the test tree: a report
+  // made with it must not read as a GPU run.
+  std::string path = "libcuda.so.1";
+  Dl_info info{};
+  if (void* sym = dlsym(h, "cuInit"); sym && dladdr(sym, &info) && info.dli_fname) path = info.dli_fname;
+  const auto* mark = static_cast<const char*>(dlsym(h, "dlpv_emulated_cuda_driver"));
+  ordered_json out{{"found", true}, {"emulated", mark != nullptr},
+                   {"detail", mark ? std::string(mark) + " at " + path : "libcuda.so.1 loadable (" + path + ")"}};
   dlclose(h);
-  return {{"found", true}, {"detail", "libcuda.so.1 loadable"}};
+  return out;
 }
 
 namespace {
@@ -42,7 +50,7 @@ ordered_json environment(bool deterministic) {
   env["compiler"] = "unknown";
 #endif
   env["hostname"] = deterministic ? ordered_json() : ordered_json(host);
-  env["cuda"] = deterministic ? ordered_json{{"found", false}, {"detail", "not probed (deterministic mode)"}}
+  env["cuda"] = deterministic ? ordered_json{{"found", false}, {"emulated", false}, {"detail", "not probed (deterministic mode)"}}
                               : probe_cuda();
   return env;
 }

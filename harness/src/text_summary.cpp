@@ -36,6 +36,10 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
                      rec["tool"].value("version", "?"), results.size(), subjects.size(),
                      opt.value("isolate", "?"), opt.value("timeout_s", 0.0));
   if (opt.contains("warning")) out += "WARNING: " + opt.value("warning", "") + "\n";
+  if (rec.contains("environment") && rec["environment"].contains("cuda") &&
+      rec["environment"]["cuda"].value("emulated", false))
+    out += "NOTE: CUDA results come from an emulated driver (" + rec["environment"]["cuda"].value("detail", "") +
+           "), not from a GPU\n";
 
   for (const auto& s : subjects) {
     const int idx = s.value("index", 0);

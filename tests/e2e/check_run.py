@@ -17,6 +17,7 @@ else 0; a run whose only targets are warnings must also exit 1 under --strict.
 import argparse
 import fnmatch
 import json
+import re
 import resource
 import shlex
 import subprocess
@@ -49,6 +50,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("--max-rss-mib", type=float)
+    ap.add_argument("--require-emulated-cuda", action="store_true",
+                    help="the run must have used the emulated CUDA driver (environment.cuda.emulated), "
+                         "and no case may skip for want of CUDA")
     args = ap.parse_args()
 
     proc, record = run(args, args.extra)
@@ -107,6 +111,14 @@ def main():
             strict_proc, _ = run(args, args.extra + ["--strict"])
             if strict_proc.returncode != 1:
                 problems.append(f"--strict run exited {strict_proc.returncode}, expected 1")
+    if args.require_emulated_cuda:
+        cuda = record.get("environment", {}).get("cuda", {})
+        if not cuda.get("emulated"):
+            problems.append(f"the emulated CUDA driver was not used: {cuda}")
+        for r in record["results"]:
+            if r["status"] == "skip" and re.search(r"no (usable )?CUDA|CUDA driver present but|only \d+ CUDA device",
+                                                   r["message"]):
+                problems.append(f"{r['id']}: skipped for want of CUDA under the emulated driver: {r['message']}")
     if proc.returncode != want_exit:
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")
     if not record.get("complete"):

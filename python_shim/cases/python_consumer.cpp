@@ -611,6 +611,46 @@ void stream_cpu(CaseContext& ctx) {
                [](const py::object& s) { return s.is_none(); });
 }
 
+// STRM-07: the stream a consumer passes is the one it computes on. The adapter names that
+// stream (current_stream); a CUDA-labelled probe records what from_dlpack passes.
+void stream_current(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object a = ps.adapter();
+    if (!py::hasattr(a, "current_stream"))
+      ctx.skip("the adapter cannot name the consumer's current stream (optional current_stream())");
+    py::object current;
+    try {
+      current = a.attr("current_stream")(py::make_tuple(static_cast<int>(kDLCUDA), 0));
+    } catch (py::error_already_set& e) {
+      ctx.skip("the package names no current CUDA stream here: " + std::string(e.what()).substr(0, 200));
+    }
+    if (!is_int(current)) ctx.harness_error("current_stream() returned " + py::repr(current).cast<std::string>());
+    const long long handle = current.cast<long long>();
+    Feed f = stream_feed(ctx, ps, DLDevice{kDLCUDA, 0});
+    const std::vector<py::object> seen = streams(f.p());
+    const std::string result = f.result.what();
+    const std::string calls = calls_text(f.p());
+    f.settle(ctx);
+    if (seen.empty())
+      ctx.skip(fmt::format("the consumer refused the cuda-labelled producer before calling __dlpack__ ({}), so "
+                           "no stream was recorded", result));
+    // The legacy default stream's handle is 0; it is passed as 1 (or None, the default).
+    const std::string want = handle == 0 ? "1 or None (its current stream is the legacy default stream)"
+                                         : fmt::format("{:#x} (its current stream)", handle);
+    for (const py::object& s : seen) {
+      bool ok = false;
+      if (s.is_none()) ok = handle == 0;
+      else if (is_int(s)) {
+        const long long v = s.cast<long long>();
+        ok = v == -1 || v == handle || (handle == 0 && v == 1);
+      }
+      ctx.check(ok, "STRM-07", "the stream passed to a CUDA producer is the one the consumer computes on (-1: it "
+                               "synchronises itself)",
+                want, py::repr(s).cast<std::string>() + " in " + calls);
+    }
+  });
+}
+
 // ---- DEL, FLAG ----------------------------------------------------------------------------
 
 void deleter_once(CaseContext& ctx) {
@@ -719,6 +759,9 @@ DLPV_CASE_UNIT(python_consumer) {
                   stream_cuda, I);
   add_python_case(reg, "python.consumer.stream.rocm", "a ROCm producer is never given stream 1 or 2", {"STRM-02"}, M,
                   stream_rocm, I);
+  add_python_case(reg, "python.consumer.stream.current",
+                  "the stream given to a CUDA producer is the consumer's current stream", {"STRM-07"}, M,
+                  stream_current, I);
   add_python_case(reg, "python.consumer.stream.cpu", "a CPU producer is given stream=None", {"STRM-03"}, M,
                   stream_cpu, I);
   add_python_case(reg, "python.consumer.deleter.once",

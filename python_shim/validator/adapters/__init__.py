@@ -13,7 +13,9 @@ An adapter is any object with::
 ``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n)[i]`` and raises
 NotImplementedError for what it cannot make (reported as a skip). Optional extra:
 ``unexportable(self) -> [(description, array[, requirement id]), ...]``: arrays whose data DLPack cannot
-express (ERR-01).
+express (ERR-01). ``current_stream(self, device) -> int``: the stream handle the library's
+consumer computes on for ``device`` (e.g. ``torch.cuda.current_stream(i).cuda_stream``), for
+STRM-07; it raises when there is none (no such device here).
 
 ``resolve(spec)`` turns a package name or ``MODULE:ATTR`` into an adapter; ``preflight``
 checks a spec without importing the package (the supervisor never imports it).

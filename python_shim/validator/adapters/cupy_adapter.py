@@ -10,3 +10,9 @@ class Adapter(_ArrayAPI):
 
     def to_bytes(self, array):
         return cupy.asnumpy(cupy.ascontiguousarray(array)).tobytes()
+
+    def current_stream(self, device):
+        if tuple(device)[0] != 2:
+            raise NotImplementedError("cupy has streams on CUDA devices only")
+        with cupy.cuda.Device(int(device[1])):
+            return cupy.cuda.get_current_stream().ptr

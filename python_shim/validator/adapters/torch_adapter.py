@@ -78,6 +78,13 @@ class Adapter:
             return _logical(dtype_key, shape[1:], dt, dev).expand(shape)
         raise NotImplementedError(f"unknown layout {layout!r}")
 
+    def current_stream(self, device):
+        if tuple(device)[0] != 2:
+            raise NotImplementedError("torch has streams on CUDA devices only")
+        if not torch.cuda.is_available():
+            raise NotImplementedError("this torch has no CUDA device")
+        return torch.cuda.current_stream(int(device[1])).cuda_stream
+
     def from_dlpack(self, obj, **kwargs):
         return torch.utils.dlpack.from_dlpack(obj, **kwargs)
 

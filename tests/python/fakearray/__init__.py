@@ -21,7 +21,7 @@ KNOWN_BUGS = frozenset({
     "consumer_rejection_value_error", "consumer_device_type_error", "consumer_deletes_on_refusal",
     "consumer_result_device_wrong", "consumer_device_query_late", "consumer_stream_on_cpu",
     "consumer_stream_zero_cuda", "consumer_rocm_stream_one", "consumer_deleter_early",
-    "consumer_calls_null_deleter", "consumer_read_only_ignored",
+    "consumer_calls_null_deleter", "consumer_read_only_ignored", "consumer_stream_not_current",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",
@@ -63,6 +63,9 @@ class Adapter:
 
     def from_dlpack(self, obj, **kwargs):
         return _fakearray.from_dlpack(obj, **kwargs)
+
+    def current_stream(self, device):
+        return _fakearray.current_stream(int(device[0]))
 
     def to_bytes(self, array):
         return array.to_bytes()

@@ -21,6 +21,11 @@ namespace py = pybind11;
 
 namespace {
 
+// The "handle" of the CUDA stream fakearray computes on (fakearray never touches a GPU; the
+// number only has to be a plausible stream handle > 2).
+constexpr long long kCudaStream = 0x5a000;
+
+
 // Bookkeeping lives until the process ends (never destroyed): a deleter may run after
 // interpreter finalisation, from another module's static destructor (DEL-07), and must still
 // find it, whatever the order in which the modules' statics are torn down.
@@ -387,7 +392,10 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   } else {
     py::tuple dev = obj.attr("__dlpack_device__")();
     const int type = dev[0].cast<int>();
-    if (type == kDLCUDA) stream = py::int_(bug("consumer_stream_zero_cuda") ? 0 : 1);  // legacy default stream
+    // fakearray works on its own CUDA stream (kCudaStream, current_stream() reports it) and
+    // says so to CUDA producers; the bugs pass 0 (forbidden) or 1 (a stream it does not use).
+    if (type == kDLCUDA)
+      stream = py::int_(bug("consumer_stream_zero_cuda") ? 0 : bug("consumer_stream_not_current") ? 1 : kCudaStream);
     if (type == kDLROCM) stream = py::int_(bug("consumer_rocm_stream_one") ? 1 : 0);   // default stream
     if (type == kDLCPU && bug("consumer_stream_on_cpu")) stream = py::int_(1);
     if (!stream.is_none()) kw["stream"] = stream;
@@ -690,6 +698,11 @@ py::bytes to_bytes(const Array& a) {
 
 PYBIND11_MODULE(_fakearray, m) {
   m.doc() = "fakearray: a DLPack test library with plantable bugs";
+  m.def("current_stream", [](int device_type) -> py::object {
+    if (device_type == kDLCUDA) return py::int_(kCudaStream);
+    if (device_type == kDLROCM) return py::int_(0);
+    return py::none();
+  });
   m.def("set_bugs", [](const std::vector<std::string>& bugs) {
     g_bugs = {bugs.begin(), bugs.end()};
     install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));

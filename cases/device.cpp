@@ -6,6 +6,8 @@
 #include <dlpack_validate/cuda.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "support/consumer_flow.hpp"
 
 namespace dlpv::cases {
@@ -20,6 +22,10 @@ struct Dev {
 };
 const Dev kDevices[] = {{"cuda0", kDLCUDA, 0}, {"cuda1", kDLCUDA, 1},
                         {"cuda_host", kDLCUDAHost, 0}, {"cuda_managed", kDLCUDAManaged, 0}};
+
+// Element types every device case runs with: one per width and kind that array libraries
+// put on devices (sub-byte and fp8 types stay with the CPU catalogue).
+const char* const kDeviceDtypes[] = {"float32", "float16", "int64", "uint8", "bool", "complex128"};
 
 const Dev& device_param(CaseContext& ctx) {
   for (const Dev& d : kDevices)
@@ -39,11 +45,13 @@ void producer_on_device(CaseContext& ctx) {
   need_cuda(ctx, d.id);
   const bool versioned = ctx.param("version") == "versioned";
   const uint32_t layout = *layout_from_name(ctx.param("layout"));
-  Request r(kFloat32, {3, 4}, layout);
+  const DLDataType dtype = *dtype_from_name(ctx.param("dtype"));
+  Request r(dtype, {3, 4}, layout);
   r.req.device = DLDevice{d.type, d.id};
   Exported e = export_or_skip(ctx, versioned, r, "DEV-02");
   ctx.phase("inspect");
   TensorExpectation want;
+  want.dtype = dtype;
   want.shape = r.shape;
   want.layout = layout;
   want.device = r.req.device;
@@ -59,10 +67,14 @@ void consumer_on_device(CaseContext& ctx) {
   const Dev& d = device_param(ctx);
   need_cuda(ctx, d.id);
   MadeSpec spec;
+  spec.dtype = *dtype_from_name(ctx.param("dtype"));
+  const std::string& layout = ctx.param("layout");
+  if (layout == "byte_offset") spec.extra_byte_offset = 64;
+  else spec.layout = *layout_from_name(layout);
   spec.device = DLDevice{d.type, d.id};
   spec.device_memory = true;
   consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "DEV-02", Refusal::skips,
-                     fmt::format("a float32 tensor in {} memory", d.name));
+                     fmt::format("a {} {} tensor in {} memory", ctx.param("dtype"), layout, d.name));
 }
 
 // STRM-04 (runs everywhere): a CPU export with a stream must be refused.
@@ -113,6 +125,53 @@ void race(CaseContext& ctx) {
             "made that stream wait for its work)", "the reference pattern", diff);
 }
 
+// STRM-06: stream=-1 asks the producer not to synchronise at all. Observed by timing, and only
+// for a producer shown to leave device work pending (an export to a consumer stream leaves
+// that stream waiting): then an export with -1 that takes long and leaves nothing pending has
+// waited for the device.
+void no_sync(CaseContext& ctx) {
+  using clock = std::chrono::steady_clock;
+  need_cuda(ctx, 0);
+  const bool versioned = ctx.param("version") == "versioned";
+  cuda::use_device(0);
+  void* consumer_stream = cuda::create_stream();
+  if (!consumer_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
+  struct StreamGuard { void* s; ~StreamGuard() { cuda::destroy_stream(s); } } guard{consumer_stream};
+  auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+
+  Request with_stream(kFloat32, {256, 1024}, DLPV_LAYOUT_CONTIGUOUS);
+  with_stream.req.device = DLDevice{kDLCUDA, 0};
+  with_stream.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  const auto a0 = clock::now();
+  bool pending = false;
+  double export_ms = 0;
+  {
+    Exported e = export_or_skip(ctx, versioned, with_stream, "STRM-06");
+    export_ms = ms(clock::now() - a0);
+    pending = !cuda::stream_idle(consumer_stream);
+  }
+  cuda::synchronize_device();
+  if (!pending)
+    ctx.skip("inconclusive: an export to a consumer stream left no work pending on it, so this producer finishes "
+             "its device work before returning and stream=-1 cannot be told apart");
+
+  Request minus_one = with_stream;
+  minus_one.req.stream = -1;
+  ctx.phase("export");
+  const auto b0 = clock::now();
+  Exported e = export_or_skip(ctx, versioned, minus_one, "STRM-06");
+  const auto b1 = clock::now();
+  cuda::synchronize_device();
+  const auto b2 = clock::now();
+  const double minus_one_ms = ms(b1 - b0), left_ms = ms(b2 - b1);
+  const bool waited = left_ms < 1.0 && minus_one_ms > 3 * export_ms + 5.0;
+  ctx.check(!waited, "STRM-06",
+            "with stream=-1 the producer does not synchronise (its export returns while its device work runs)",
+            fmt::format("an export about as fast as with a consumer stream ({:.1f} ms), work left pending", export_ms),
+            fmt::format("the export took {:.1f} ms and left {:.1f} ms of device work: it waited", minus_one_ms,
+                        left_ms));
+}
+
 // STRM-09 + FLAG-05: dl_device=CPU from a CUDA array: a host copy, synchronised, IS_COPIED.
 void dl_device_cpu(CaseContext& ctx) {
   need_cuda(ctx, 0);
@@ -142,26 +201,31 @@ DLPV_CASE_UNIT(device) {
   for (bool versioned : {true, false}) {
     const std::string kind = cases::kind_name(versioned);
     for (const auto& d : cases::kDevices) {
-      for (const char* layout : {"contiguous", "fortran"}) {
-        CaseInfo c;
-        c.id = fmt::format("device.producer.{}.float32.{}.{}", d.name, layout, kind);
-        c.title = fmt::format("{} export on {} is labelled as the memory really is and holds the pattern", kind, d.name);
-        c.requirements = {"DEV-02", "DEV-03", "LAYOUT-07"};
-        c.role = Role::producer;
-        c.params = {{"device", d.name}, {"dtype", "float32"}, {"layout", layout}, {"version", kind}};
-        c.needs = {versioned ? "export_versioned" : "export_legacy"};
-        c.body = cases::producer_on_device;
-        reg.add(std::move(c));
+      for (const char* dtype : cases::kDeviceDtypes) {
+        for (const char* layout : {"contiguous", "fortran", "strided", "offset"}) {
+          CaseInfo c;
+          c.id = fmt::format("device.producer.{}.{}.{}.{}", d.name, dtype, layout, kind);
+          c.title = fmt::format("{} export of {} {} on {} is labelled as the memory really is and holds the pattern",
+                                kind, layout, dtype, d.name);
+          c.requirements = {"DEV-02", "DEV-03", "LAYOUT-07"};
+          c.role = Role::producer;
+          c.params = {{"device", d.name}, {"dtype", dtype}, {"layout", layout}, {"version", kind}};
+          c.needs = {versioned ? "export_versioned" : "export_legacy"};
+          c.body = cases::producer_on_device;
+          reg.add(std::move(c));
+        }
+        for (const char* layout : {"contiguous", "fortran", "strided", "byte_offset"}) {
+          CaseInfo c;
+          c.id = fmt::format("device.consumer.{}.{}.{}.{}", d.name, dtype, layout, kind);
+          c.title = fmt::format("{} import of a {} {} tensor in {} memory reads back right", kind, layout, dtype, d.name);
+          c.requirements = {"DEV-02", "DEL-02", std::string(layout) == "byte_offset" ? "LAYOUT-08" : "LAYOUT-07"};
+          c.role = Role::consumer;
+          c.params = {{"device", d.name}, {"dtype", dtype}, {"layout", layout}, {"version", kind}};
+          c.needs = {versioned ? "import_versioned" : "import_legacy", "read_array", "release_array"};
+          c.body = cases::consumer_on_device;
+          reg.add(std::move(c));
+        }
       }
-      CaseInfo c;
-      c.id = fmt::format("device.consumer.{}.float32.contiguous.{}", d.name, kind);
-      c.title = fmt::format("{} import of a tensor in {} memory reads back right", kind, d.name);
-      c.requirements = {"DEV-02", "DEL-02"};
-      c.role = Role::consumer;
-      c.params = {{"device", d.name}, {"dtype", "float32"}, {"layout", "contiguous"}, {"version", kind}};
-      c.needs = {versioned ? "import_versioned" : "import_legacy", "read_array", "release_array"};
-      c.body = cases::consumer_on_device;
-      reg.add(std::move(c));
     }
     CaseInfo s;
     s.id = "stream.cpu.rejects_stream." + kind;
@@ -183,6 +247,16 @@ DLPV_CASE_UNIT(device) {
     race.needs = {versioned ? "export_versioned" : "export_legacy"};
     race.body = cases::race;
     reg.add(std::move(race));
+
+    CaseInfo quiet;
+    quiet.id = "stream.producer.no_sync.cuda0." + kind;
+    quiet.title = "stream=-1: the producer returns without waiting for its device work";
+    quiet.requirements = {"STRM-06"};
+    quiet.role = Role::producer;
+    quiet.params = {{"device", "cuda0"}, {"version", kind}};
+    quiet.needs = {versioned ? "export_versioned" : "export_legacy"};
+    quiet.body = cases::no_sync;
+    reg.add(std::move(quiet));
   }
   CaseInfo c;
   c.id = "stream.producer.dl_device_cpu.cuda0.versioned";

@@ -167,6 +167,21 @@ bool copy_to_host_async(const void* src, void* dst, size_t n, void* stream) {
          check(state().api.cuMemcpyDtoHAsync(dst, dptr(src), n, stream), "cuMemcpyDtoHAsync");
 }
 
+bool stream_idle(void* stream) {
+  if (!available()) return true;
+  State& s = state();
+  dlpv_CUevent ev = nullptr;
+  if (!check(s.api.cuEventCreate(&ev, 0), "cuEventCreate")) return true;
+  const bool recorded = check(s.api.cuEventRecord(ev, stream), "cuEventRecord");
+  const bool idle = !recorded || s.api.cuEventQuery(ev) != DLPV_CUDA_ERROR_NOT_READY;
+  s.api.cuEventDestroy(ev);
+  return idle;
+}
+
+bool synchronize_device() {
+  return available() && check(state().api.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
 std::string last_error() { return t_error; }
 
 }  // namespace dlpv::cuda

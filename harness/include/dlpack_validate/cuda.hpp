@@ -42,6 +42,11 @@ bool delay_fill(void* dst, uint32_t value, size_t n, uint64_t cycles, void* stre
 /// Enqueue a device-to-host copy on `stream` (the consumer's read).
 bool copy_to_host_async(const void* src, void* dst, size_t n, void* stream);
 
+/// True when all work enqueued on `stream` so far has completed (an event recorded and queried).
+bool stream_idle(void* stream);
+/// Wait for all work of the current device (cuCtxSynchronize).
+bool synchronize_device();
+
 std::string last_error();
 
 }  // namespace dlpv::cuda

@@ -611,6 +611,49 @@ void stream_cpu(CaseContext& ctx) {
                [](const py::object& s) { return s.is_none(); });
 }
 
+// DEV-08: from_dlpack(x, device=<cpu>) of a device array yields host data: the consumer asks
+// the producer for a host copy (dl_device=(kDLCPU, 0)) or copies itself; a library that cannot
+// at all raises BufferError. The probe's CUDA-labelled tensor holds bytes that are not the
+// values (without a GPU a CPU consumer cannot legitimately read that memory): only the host
+// copy, or a real device-to-host copy, holds the pattern.
+void device_cpu(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const bool v = speaks_versioned(ps);
+    py::object a = ps.adapter();
+    py::object cpu = py::hasattr(a, "cpu_device") ? a.attr("cpu_device")() : py::str("cpu");
+    MadeSpec spec, host;
+    spec.device = DLDevice{kDLCUDA, 0};
+    host.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+    auto copy = MadeTensor::make(host, v);
+    py::dict kw;
+    kw["device"] = cpu;
+    Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+      c.host_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
+      c.host_versioned = v;
+      const DLTensor& t = v ? static_cast<DLManagedTensorVersioned*>(c.managed)->dl_tensor
+                            : static_cast<DLManagedTensor*>(c.managed)->dl_tensor;
+      std::memset(static_cast<char*>(t.data) + t.byte_offset, 0xA5, copy->expected().size());
+    });
+    f.copy = std::move(copy);
+    if (f.result.is("TypeError") && f.p().dlpack_calls() == 0)
+      ctx.skip("from_dlpack does not accept device= (" + f.result.text +
+               "): a pre-2023.12 from_dlpack(x, /) signature");
+    const std::string calls = calls_text(f.p());
+    if (f.result.raised) {
+      ctx.check(f.result.is("BufferError"), "DEV-08",
+                "a consumer that cannot bring a device array to the CPU refuses with BufferError", "BufferError",
+                f.result.text + " after " + calls);
+    } else {
+      const std::string diff = values_differ(ps, f.result.value, *f.made);
+      ctx.check(diff.empty(), "DEV-08",
+                "from_dlpack(x, device=cpu) of a CUDA array holds the array's values in host memory (from a "
+                "dl_device=(1, 0) copy or the consumer's own device-to-host copy)",
+                "the pattern", diff + " (calls: " + calls + ")");
+    }
+    f.settle(ctx);
+  });
+}
+
 // STRM-07: the stream a consumer passes is the one it computes on. The adapter names that
 // stream (current_stream); a CUDA-labelled probe records what from_dlpack passes.
 void stream_current(CaseContext& ctx) {
@@ -622,7 +665,8 @@ void stream_current(CaseContext& ctx) {
     try {
       current = a.attr("current_stream")(py::make_tuple(static_cast<int>(kDLCUDA), 0));
     } catch (py::error_already_set& e) {
-      ctx.skip("the package names no current CUDA stream here: " + std::string(e.what()).substr(0, 200));
+      const std::string what = e.what();
+      ctx.skip("the package names no current CUDA stream here: " + what.substr(0, std::min(what.find('\n'), size_t{200})));
     }
     if (!is_int(current)) ctx.harness_error("current_stream() returned " + py::repr(current).cast<std::string>());
     const long long handle = current.cast<long long>();
@@ -759,6 +803,9 @@ DLPV_CASE_UNIT(python_consumer) {
                   stream_cuda, I);
   add_python_case(reg, "python.consumer.stream.rocm", "a ROCm producer is never given stream 1 or 2", {"STRM-02"}, M,
                   stream_rocm, I);
+  add_python_case(reg, "python.consumer.device.to_cpu",
+                  "from_dlpack(x, device=cpu) of a CUDA array yields its values on the host", {"DEV-08"}, M,
+                  device_cpu, I);
   add_python_case(reg, "python.consumer.stream.current",
                   "the stream given to a CUDA producer is the consumer's current stream", {"STRM-07"}, M,
                   stream_current, I);

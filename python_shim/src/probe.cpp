@@ -66,6 +66,14 @@ py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
     versioned = cfg_.copy_versioned;
     name = versioned ? kVersionedName : kLegacyName;
   }
+  if (cfg_.host_managed && kwargs.contains("dl_device") && !kwargs["dl_device"].is_none()) {
+    py::tuple want = py::reinterpret_borrow<py::object>(kwargs["dl_device"]);
+    if (want.size() == 2 && want[0].cast<int>() == kDLCPU && want[1].cast<int>() == 0) {
+      managed = cfg_.host_managed;
+      versioned = cfg_.host_versioned;
+      name = versioned ? kVersionedName : kLegacyName;
+    }
+  }
   if (!managed) {
     PyErr_SetString(PyExc_BufferError, "the dlpack-validate probe has no tensor to give");
     throw py::error_already_set();

@@ -25,6 +25,10 @@ struct ProbeConfig {
   /// normally flagged IS_COPIED); NULL: copy= is ignored and `managed` is handed out.
   void* copy_managed = nullptr;
   bool copy_versioned = true;
+  /// Handed out when the consumer passes dl_device=(kDLCPU, 0): a host copy of a device
+  /// tensor (normally flagged IS_COPIED); NULL: dl_device is ignored.
+  void* host_managed = nullptr;
+  bool host_versioned = true;
   DLDevice device{kDLCPU, 0};
   std::string raise_type;                ///< "BufferError" ...: __dlpack__ raises it
   std::string raise_message = "raised by the dlpack-validate probe";

@@ -22,6 +22,7 @@ KNOWN_BUGS = frozenset({
     "consumer_result_device_wrong", "consumer_device_query_late", "consumer_stream_on_cpu",
     "consumer_stream_zero_cuda", "consumer_rocm_stream_one", "consumer_deleter_early",
     "consumer_calls_null_deleter", "consumer_read_only_ignored", "consumer_stream_not_current",
+    "consumer_device_cpu_wraps",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",

@@ -23,6 +23,9 @@ namespace {
 
 // The "handle" of the CUDA stream fakearray computes on (fakearray never touches a GPU; the
 // number only has to be a plausible stream handle > 2).
+// Set for one from_dlpack call by the consumer_device_cpu_wraps bug.
+bool g_device_kw_wraps = false;
+
 constexpr long long kCudaStream = 0x5a000;
 
 
@@ -258,7 +261,8 @@ const std::set<std::pair<int, int>> kImportable = {
 
 /// Why fakearray cannot hold a tensor ("" if it can). Reads only the DLTensor's fields.
 std::string refusal(const DLTensor& t, uint64_t flags) {
-  if (t.device.device_type != kDLCPU) return "fakearray can only import CPU (kDLCPU) tensors";
+  if (t.device.device_type != kDLCPU && !g_device_kw_wraps)
+    return "fakearray can only import CPU (kDLCPU) tensors";
   if (t.dtype.lanes != 1 || !kImportable.count({t.dtype.code, t.dtype.bits}))
     return "unsupported dtype in DLTensor";
   if (t.ndim < 0 || t.ndim > 64) return "unsupported number of dimensions";
@@ -368,6 +372,7 @@ py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
 }
 
 py::object from_dlpack(py::object obj, py::object copy, py::object device) {
+  g_device_kw_wraps = false;
   if (bug("consumer_rejects_python_classes")) {
     py::object method = py::getattr(py::type::handle_of(obj), "__dlpack__", py::none());
     if (PyFunction_Check(method.ptr())) raise(PyExc_TypeError, "fakearray imports only from extension types");
@@ -402,7 +407,9 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   }
   kw["max_version"] = py::make_tuple(1, 3);
   if (!copy.is_none() && !bug("consumer_copy_ignored") && !bug("consumer_copy_not_forwarded")) kw["copy"] = copy;
-  if (!device.is_none()) kw["dl_device"] = py::make_tuple(1, 0);
+  // consumer_device_cpu_wraps: device="cpu" is taken as "read whatever comes as host memory".
+  g_device_kw_wraps = !device.is_none() && bug("consumer_device_cpu_wraps");
+  if (!device.is_none() && !g_device_kw_wraps) kw["dl_device"] = py::make_tuple(1, 0);
   py::object cap;
   try {
     cap = obj.attr("__dlpack__")(**kw);

@@ -172,6 +172,56 @@ void no_sync(CaseContext& ctx) {
                         left_ms));
 }
 
+// KW-06: a copy made for a consumer stream runs on that stream. The validator first blocks
+// its stream with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
+// cannot finish before that kernel does, so reading the copy on another stream right away
+// must not find the final values. (int32, a type no other device case puts on the device, so
+// memory recycled from an earlier case cannot hold the same pattern by chance.)
+void copy_on_stream(CaseContext& ctx) {
+  need_cuda(ctx, 0);
+  const bool versioned = ctx.param("version") == "versioned";
+  cuda::use_device(0);
+  void* consumer_stream = cuda::create_stream();
+  void* other_stream = cuda::create_stream();
+  if (!consumer_stream || !other_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
+  struct StreamGuard {
+    void* a; void* b;
+    ~StreamGuard() { cuda::synchronize_device(); cuda::destroy_stream(a); cuda::destroy_stream(b); }
+  } guard{consumer_stream, other_stream};
+  const DLDataType int32{kDLInt, 32, 1};
+  Request r(int32, {128, 1024}, DLPV_LAYOUT_CONTIGUOUS);
+  r.req.device = DLDevice{kDLCUDA, 0};
+  r.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  r.req.flags |= DLPV_REQ_COPY;
+  // About 0.2 s of GPU clock (and of the emulated driver's clock) ahead of the copy.
+  if (!cuda::delay_fill(nullptr, 0, 0, 400000000ull, consumer_stream))
+    ctx.harness_error("cannot launch the blocking kernel: " + cuda::last_error());
+  Exported e = export_or_skip(ctx, versioned, r, "KW-06");
+  // A consumer releases a tensor only after its own work on it is done: wait before the
+  // deleter runs (this is destroyed before `e`).
+  struct SyncFirst { ~SyncFirst() { cuda::synchronize_device(); } } sync_first;
+  ctx.phase("read");
+  const DLTensor& t = e.tensor();
+  const cuda::PointerInfo pi = cuda::pointer_info(static_cast<const char*>(t.data) + t.byte_offset);
+  if (!ctx.check(t.device.device_type == kDLCUDA && pi.known && pi.memory_type == 2, "DEV-02",
+                 "the copy is CUDA device memory on the requested device", "device memory on cuda:0",
+                 fmt::format("{}, {}", device_name(t.device),
+                             pi.known ? fmt::format("memory type {}", pi.memory_type) : "not CUDA memory")))
+    return;
+  std::vector<uint8_t> got(static_cast<size_t>(128 * 1024) * 4);
+  const bool read = cuda::copy_to_host_async(static_cast<const char*>(t.data) + t.byte_offset, got.data(),
+                                             got.size(), other_stream) && cuda::synchronize(other_stream);
+  const bool blocked = !cuda::stream_idle(consumer_stream);
+  if (!read) ctx.harness_error("reading on a second stream failed: " + cuda::last_error());
+  if (!blocked)
+    ctx.skip("inconclusive: the validator's blocking kernel had already finished when the copy was read");
+  const bool final_values = describe_mismatch(int32, expected_bytes(int32, r.shape, 0), got).empty();
+  ctx.check(!final_values, "KW-06",
+            "copy=True with a consumer stream: the copy runs on that stream (behind the work already queued there)",
+            "not yet done while the consumer stream is blocked",
+            "already complete: the copy ran off the consumer's stream");
+}
+
 // STRM-09 + FLAG-05: dl_device=CPU from a CUDA array: a host copy, synchronised, IS_COPIED.
 void dl_device_cpu(CaseContext& ctx) {
   need_cuda(ctx, 0);
@@ -247,6 +297,16 @@ DLPV_CASE_UNIT(device) {
     race.needs = {versioned ? "export_versioned" : "export_legacy"};
     race.body = cases::race;
     reg.add(std::move(race));
+
+    CaseInfo kw6;
+    kw6.id = "stream.producer.copy_on_stream.cuda0." + kind;
+    kw6.title = "copy=True with a consumer stream: the copy runs on that stream";
+    kw6.requirements = {"KW-06", "DEV-02"};
+    kw6.role = Role::producer;
+    kw6.params = {{"device", "cuda0"}, {"version", kind}};
+    kw6.needs = {versioned ? "export_versioned" : "export_legacy"};
+    kw6.body = cases::copy_on_stream;
+    reg.add(std::move(kw6));
 
     CaseInfo quiet;
     quiet.id = "stream.producer.no_sync.cuda0." + kind;

@@ -33,6 +33,22 @@ const Dev& device_param(CaseContext& ctx) {
   ctx.harness_error("unknown device " + ctx.param("device"));
 }
 
+// A CUDA stream of the validator's (the "consumer stream"), destroyed with the case.
+class ScopedStream {
+ public:
+  explicit ScopedStream(CaseContext& ctx) : s_(cuda::create_stream()) {
+    if (!s_) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
+  }
+  ~ScopedStream() { cuda::destroy_stream(s_); }
+  ScopedStream(const ScopedStream&) = delete;
+  ScopedStream& operator=(const ScopedStream&) = delete;
+  void* get() const { return s_; }
+  int64_t handle() const { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(s_)); }
+
+ private:
+  void* s_;
+};
+
 void need_cuda(CaseContext& ctx, int32_t id) {
   std::string why;
   if (!cuda::available(&why)) ctx.skip(why);
@@ -99,12 +115,11 @@ void race(CaseContext& ctx) {
   need_cuda(ctx, 0);
   const bool versioned = ctx.param("version") == "versioned";
   cuda::use_device(0);
-  void* consumer_stream = cuda::create_stream();
-  if (!consumer_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
-  struct StreamGuard { void* s; ~StreamGuard() { cuda::destroy_stream(s); } } guard{consumer_stream};
+  ScopedStream stream(ctx);
+  void* consumer_stream = stream.get();
   Request r(kFloat32, {256, 1024}, DLPV_LAYOUT_CONTIGUOUS);
   r.req.device = DLDevice{kDLCUDA, 0};
-  r.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  r.req.stream = stream.handle();
   Exported e = export_or_skip(ctx, versioned, r, "STRM-05");
   ctx.phase("read");
   const DLTensor& t = e.tensor();
@@ -134,14 +149,13 @@ void no_sync(CaseContext& ctx) {
   need_cuda(ctx, 0);
   const bool versioned = ctx.param("version") == "versioned";
   cuda::use_device(0);
-  void* consumer_stream = cuda::create_stream();
-  if (!consumer_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
-  struct StreamGuard { void* s; ~StreamGuard() { cuda::destroy_stream(s); } } guard{consumer_stream};
+  ScopedStream stream(ctx);
+  void* consumer_stream = stream.get();
   auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
 
   Request with_stream(kFloat32, {256, 1024}, DLPV_LAYOUT_CONTIGUOUS);
   with_stream.req.device = DLDevice{kDLCUDA, 0};
-  with_stream.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  with_stream.req.stream = stream.handle();
   const auto a0 = clock::now();
   bool pending = false;
   double export_ms = 0;
@@ -181,17 +195,13 @@ void copy_on_stream(CaseContext& ctx) {
   need_cuda(ctx, 0);
   const bool versioned = ctx.param("version") == "versioned";
   cuda::use_device(0);
-  void* consumer_stream = cuda::create_stream();
-  void* other_stream = cuda::create_stream();
-  if (!consumer_stream || !other_stream) ctx.harness_error("cannot create a CUDA stream: " + cuda::last_error());
-  struct StreamGuard {
-    void* a; void* b;
-    ~StreamGuard() { cuda::synchronize_device(); cuda::destroy_stream(a); cuda::destroy_stream(b); }
-  } guard{consumer_stream, other_stream};
+  ScopedStream stream(ctx), other(ctx);
+  void* consumer_stream = stream.get();
+  void* other_stream = other.get();
   const DLDataType int32{kDLInt, 32, 1};
   Request r(int32, {128, 1024}, DLPV_LAYOUT_CONTIGUOUS);
   r.req.device = DLDevice{kDLCUDA, 0};
-  r.req.stream = static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer_stream));
+  r.req.stream = stream.handle();
   r.req.flags |= DLPV_REQ_COPY;
   // About 0.2 s of GPU clock (and of the emulated driver's clock) ahead of the copy.
   if (!cuda::delay_fill(nullptr, 0, 0, 400000000ull, consumer_stream))
@@ -243,6 +253,20 @@ void dl_device_cpu(CaseContext& ctx) {
             "the reference pattern", diff);
 }
 
+// stream.producer.<what>.cuda0.<kind>: a producer case on CUDA device 0 with a consumer stream.
+void add_stream_case(Registry& reg, const char* what, const std::string& kind, const char* title,
+                     std::vector<std::string> requirements, void (*body)(CaseContext&)) {
+  CaseInfo c;
+  c.id = fmt::format("stream.producer.{}.cuda0.{}", what, kind);
+  c.title = title;
+  c.requirements = std::move(requirements);
+  c.role = Role::producer;
+  c.params = {{"device", "cuda0"}, {"version", kind}};
+  c.needs = {kind == "versioned" ? "export_versioned" : "export_legacy"};
+  c.body = body;
+  reg.add(std::move(c));
+}
+
 }  // namespace
 }  // namespace dlpv::cases
 
@@ -288,35 +312,12 @@ DLPV_CASE_UNIT(device) {
     s.body = cases::cpu_rejects_stream;
     reg.add(std::move(s));
 
-    CaseInfo race;
-    race.id = "stream.producer.race.cuda0." + kind;
-    race.title = "data written late on the producer's stream is final on the consumer's stream";
-    race.requirements = {"STRM-05", "DEV-02"};
-    race.role = Role::producer;
-    race.params = {{"device", "cuda0"}, {"version", kind}};
-    race.needs = {versioned ? "export_versioned" : "export_legacy"};
-    race.body = cases::race;
-    reg.add(std::move(race));
-
-    CaseInfo kw6;
-    kw6.id = "stream.producer.copy_on_stream.cuda0." + kind;
-    kw6.title = "copy=True with a consumer stream: the copy runs on that stream";
-    kw6.requirements = {"KW-06", "DEV-02"};
-    kw6.role = Role::producer;
-    kw6.params = {{"device", "cuda0"}, {"version", kind}};
-    kw6.needs = {versioned ? "export_versioned" : "export_legacy"};
-    kw6.body = cases::copy_on_stream;
-    reg.add(std::move(kw6));
-
-    CaseInfo quiet;
-    quiet.id = "stream.producer.no_sync.cuda0." + kind;
-    quiet.title = "stream=-1: the producer returns without waiting for its device work";
-    quiet.requirements = {"STRM-06"};
-    quiet.role = Role::producer;
-    quiet.params = {{"device", "cuda0"}, {"version", kind}};
-    quiet.needs = {versioned ? "export_versioned" : "export_legacy"};
-    quiet.body = cases::no_sync;
-    reg.add(std::move(quiet));
+    cases::add_stream_case(reg, "race", kind, "data written late on the producer's stream is final on the consumer's stream",
+                           {"STRM-05", "DEV-02"}, cases::race);
+    cases::add_stream_case(reg, "copy_on_stream", kind, "copy=True with a consumer stream: the copy runs on that stream",
+                           {"KW-06", "DEV-02"}, cases::copy_on_stream);
+    cases::add_stream_case(reg, "no_sync", kind, "stream=-1: the producer returns without waiting for its device work",
+                           {"STRM-06"}, cases::no_sync);
   }
   CaseInfo c;
   c.id = "stream.producer.dl_device_cpu.cuda0.versioned";

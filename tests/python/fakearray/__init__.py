@@ -28,7 +28,7 @@ KNOWN_BUGS = frozenset({
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",
     # producer side of the exchange API
     "xapi_on_instance", "xapi_int_v12", "xapi_null_from_py_object", "xapi_from_wrong_error",
-    "xapi_from_disagrees", "xapi_dltensor_allocates", "xapi_to_leaks",
+    "xapi_from_disagrees", "xapi_dltensor_allocates", "xapi_to_leaks", "xapi_stream_null",
 })
 
 _DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),

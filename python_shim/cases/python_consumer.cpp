@@ -658,18 +658,7 @@ void device_cpu(CaseContext& ctx) {
 // stream (current_stream); a CUDA-labelled probe records what from_dlpack passes.
 void stream_current(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object a = ps.adapter();
-    if (!py::hasattr(a, "current_stream"))
-      ctx.skip("the adapter cannot name the consumer's current stream (optional current_stream())");
-    py::object current;
-    try {
-      current = a.attr("current_stream")(py::make_tuple(static_cast<int>(kDLCUDA), 0));
-    } catch (py::error_already_set& e) {
-      const std::string what = e.what();
-      ctx.skip("the package names no current CUDA stream here: " + what.substr(0, std::min(what.find('\n'), size_t{200})));
-    }
-    if (!is_int(current)) ctx.harness_error("current_stream() returned " + py::repr(current).cast<std::string>());
-    const long long handle = current.cast<long long>();
+    const long long handle = current_cuda_stream(ctx, ps);
     Feed f = stream_feed(ctx, ps, DLDevice{kDLCUDA, 0});
     const std::vector<py::object> seen = streams(f.p());
     const std::string result = f.result.what();

@@ -221,21 +221,12 @@ void current_work_stream_cuda(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     py::object x = ps.make(kShape, kF32);
     const DLPackExchangeAPI* api = table_of(ctx, x);
-    py::object a = ps.adapter();
-    if (!py::hasattr(a, "current_stream"))
-      ctx.skip("the adapter cannot name the library's current stream (optional current_stream())");
-    py::object current;
-    try {
-      current = a.attr("current_stream")(py::make_tuple(static_cast<int>(kDLCUDA), 0));
-    } catch (py::error_already_set& e) {
-      const std::string what = e.what();
-      ctx.skip("the package names no current CUDA stream here: " + what.substr(0, std::min(what.find('\n'), size_t{200})));
-    }
+    const long long current = current_cuda_stream(ctx, ps);
     if (!api->current_work_stream) ctx.skip("current_work_stream is NULL (exchange_api.table.required_pointers reports it)");
     void* stream = reinterpret_cast<void*>(uintptr_t{0xdeadbeef});
     const int rc = api->current_work_stream(kDLCUDA, 0, &stream);
     if (!ctx.check(rc == 0, "XAPI-15", "current_work_stream(kDLCUDA, 0) succeeds", "0", std::to_string(rc))) return;
-    const auto want = static_cast<uintptr_t>(current.cast<long long>());
+    const auto want = static_cast<uintptr_t>(current);
     ctx.check(reinterpret_cast<uintptr_t>(stream) == want, "XAPI-15",
               "current_work_stream(kDLCUDA, 0) is the library's current CUDA stream", fmt::format("{:#x}", want),
               fmt::format("{}", stream));

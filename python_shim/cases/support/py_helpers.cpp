@@ -111,4 +111,21 @@ void add_python_case(Registry& reg, std::string id, std::string title, std::vect
   reg.add(std::move(c));
 }
 
+long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {
+  py::object a = ps.adapter();
+  if (!py::hasattr(a, "current_stream"))
+    ctx.skip("the adapter cannot name the package's current stream (optional current_stream())");
+  py::object current;
+  try {
+    current = a.attr("current_stream")(py::make_tuple(static_cast<int>(kDLCUDA), 0));
+  } catch (py::error_already_set& e) {
+    const std::string what = e.what();
+    ctx.skip("the package names no current CUDA stream here: " +
+             what.substr(0, std::min(what.find('\n'), size_t{200})));
+  }
+  if (!py::isinstance<py::int_>(current) || py::isinstance<py::bool_>(current))
+    ctx.harness_error("current_stream() returned " + py::repr(current).cast<std::string>());
+  return current.cast<long long>();
+}
+
 }  // namespace dlpv::py_shim

@@ -86,6 +86,10 @@ std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, 
 /// The library's own element-0 address, if it exposes one (__array_interface__, data_ptr()).
 std::optional<uintptr_t> library_address(py::handle x);
 
+/// The CUDA stream (device 0) the package computes on, from the adapter's optional
+/// current_stream(); skips the case when the adapter or the machine cannot name one.
+long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps);
+
 /// Register a Python-protocol case (kinds = {"python"}, role python_protocol).
 void add_python_case(Registry& reg, std::string id, std::string title,
                      std::vector<std::string> reqs, Severity sev, void (*fn)(CaseContext&),

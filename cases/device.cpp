@@ -65,18 +65,7 @@ void producer_on_device(CaseContext& ctx) {
   Request r(dtype, {3, 4}, layout);
   r.req.device = DLDevice{d.type, d.id};
   Exported e = export_or_skip(ctx, versioned, r, "DEV-02");
-  ctx.phase("inspect");
-  TensorExpectation want;
-  want.dtype = dtype;
-  want.shape = r.shape;
-  want.layout = layout;
-  want.device = r.req.device;
-  InspectOptions opt;
-  opt.versioned = versioned;
-  opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
-  std::vector<Finding> findings;
-  inspect_tensor(e.tensor(), want, opt, findings);
-  record(ctx, findings);
+  inspect_export(ctx, e, r, versioned);
 }
 
 void consumer_on_device(CaseContext& ctx) {

@@ -27,17 +27,7 @@ void body(CaseContext& ctx) {
   const uint32_t layout = *layout_from_name(ctx.param("layout"));
   Request r(dtype, shape_of(ctx.param("shape")), layout);
   Exported e = export_or_skip(ctx, versioned, r);
-  ctx.phase("inspect");
-  TensorExpectation want;
-  want.dtype = dtype;
-  want.shape = r.shape;
-  want.layout = layout;
-  InspectOptions opt;
-  opt.versioned = versioned;
-  opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
-  std::vector<Finding> findings;
-  inspect_tensor(e.tensor(), want, opt, findings);
-  record(ctx, findings);
+  inspect_export(ctx, e, r, versioned);
   ctx.phase("deleter");
   e.release();
 }

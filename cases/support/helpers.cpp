@@ -29,6 +29,21 @@ void Exported::release() {
 
 std::string kind_name(bool versioned) { return versioned ? "versioned" : "legacy"; }
 
+void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned) {
+  ctx.phase("inspect");
+  TensorExpectation want;
+  want.dtype = r.req.dtype;
+  want.shape = r.shape;
+  want.layout = r.req.layout;
+  want.device = r.req.device;
+  InspectOptions opt;
+  opt.versioned = versioned;
+  opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
+  std::vector<Finding> findings;
+  inspect_tensor(e.tensor(), want, opt, findings);
+  record(ctx, findings);
+}
+
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, const char* requirement) {
   Exported e;
   ctx.phase("export");

@@ -37,6 +37,10 @@ struct Exported {
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
                         const char* requirement = "LAYOUT-01");
 
+/// Inspect an export of `r` against what was asked (dtype, shape, layout, device; the
+/// pattern) under the version the tensor or subject declares, and record the findings.
+void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);
+
 /// Heap growth (bytes) over `cycles` export + delete cycles of `r`, measured after a warm-up;
 /// the loop records nothing itself, so only the library's allocations can grow. Failed
 /// exports are counted in *failures.

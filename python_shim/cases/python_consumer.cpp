@@ -275,6 +275,23 @@ void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f) {
              "): a pre-2023.12 from_dlpack(x, /) signature, so copy requests cannot be made");
 }
 
+// from_dlpack(probe, copy=True), the probe handing out a separate copy (flagged IS_COPIED
+// when versioned) for copy=True; skips when from_dlpack takes no copy=.
+Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v) {
+  MadeSpec spec, copied;
+  copied.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+  auto copy = MadeTensor::make(copied, v);
+  py::dict kw;
+  kw["copy"] = true;
+  Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+    c.copy_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
+    c.copy_versioned = v;
+  });
+  f.copy = std::move(copy);
+  skip_if_no_copy_keyword(ctx, f);
+  return f;
+}
+
 void legacy_fallback_copy(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     MadeSpec spec;
@@ -302,17 +319,7 @@ void copy_keyword(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
     {
-      MadeSpec spec, copied;
-      copied.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
-      auto copy = MadeTensor::make(copied, v);
-      py::dict kw;
-      kw["copy"] = true;
-      Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
-        c.copy_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
-        c.copy_versioned = v;
-      });
-      f.copy = std::move(copy);
-      skip_if_no_copy_keyword(ctx, f);
+      Feed f = feed_copy_true(ctx, ps, v);
       if (!ctx.check(!f.result.raised, "KW-07", "from_dlpack(copy=True) of a CPU tensor succeeds", "an array",
                      f.result.what()))
         return;
@@ -362,17 +369,7 @@ void copy_keyword(CaseContext& ctx) {
 void forwards_keywords(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
-    MadeSpec spec, copied;
-    copied.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
-    auto copy = MadeTensor::make(copied, v);
-    py::dict kw;
-    kw["copy"] = true;
-    Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
-      c.copy_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
-      c.copy_versioned = v;
-    });
-    f.copy = std::move(copy);
-    skip_if_no_copy_keyword(ctx, f);
+    Feed f = feed_copy_true(ctx, ps, v);
     py::object first = first_dlpack_kwargs(f.p());
     const bool forwarded = !first.is_none() && py::dict(first).contains("copy") &&
                            py::dict(first)["copy"].ptr() == Py_True;

@@ -341,22 +341,26 @@ int x_alloc(DLTensor*, DLManagedTensorVersioned**, void* ctx, void (*set_error)(
   return -1;
 }
 
-int x_from(void* obj, DLManagedTensorVersioned** out) {
-  ++g_x.from;
+// The versioned tensor the probe behind `obj` holds; NULL with a Python error set otherwise.
+DLManagedTensorVersioned* probe_tensor(void* obj) {
   try {
     const ProbeConfig& c = inner_probe(obj)->config();
-    if (!c.managed || !c.versioned) {
-      PyErr_SetString(PyExc_BufferError, "the probe holds no versioned tensor");
-      return -1;
-    }
-    *out = static_cast<DLManagedTensorVersioned*>(c.managed);
-    return 0;
+    if (c.managed && c.versioned) return static_cast<DLManagedTensorVersioned*>(c.managed);
+    PyErr_SetString(PyExc_BufferError, "the probe holds no versioned tensor");
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }
-  return -1;
+  return nullptr;
+}
+
+int x_from(void* obj, DLManagedTensorVersioned** out) {
+  ++g_x.from;
+  DLManagedTensorVersioned* m = probe_tensor(obj);
+  if (!m) return -1;
+  *out = m;
+  return 0;
 }
 
 int x_to(DLManagedTensorVersioned*, void**) {
@@ -367,20 +371,10 @@ int x_to(DLManagedTensorVersioned*, void**) {
 
 int x_dlt(void* obj, DLTensor* out) {
   ++g_x.dlt;
-  try {
-    const ProbeConfig& c = inner_probe(obj)->config();
-    if (!c.managed || !c.versioned) {
-      PyErr_SetString(PyExc_BufferError, "the probe holds no versioned tensor");
-      return -1;
-    }
-    *out = static_cast<DLManagedTensorVersioned*>(c.managed)->dl_tensor;
-    return 0;
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return -1;
+  DLManagedTensorVersioned* m = probe_tensor(obj);
+  if (!m) return -1;
+  *out = m->dl_tensor;
+  return 0;
 }
 
 int x_stream(DLDeviceType, int32_t, void** out) {

@@ -57,8 +57,7 @@ void ndim65(CaseContext& ctx) {
   int rc = 0;
   void* array = import_made(ctx, *made, true, &rc);
   if (!array) {
-    ctx.check_as(Severity::must, made->deleter_calls() == 0, "DEL-08",
-                 "a refused tensor stays the caller's", "0 calls", fmt::format("{}", made->deleter_calls()));
+    judge_refusal_ownership(ctx, *made, "65 dimensions");
     ctx.check(true, "LAYOUT-14", fmt::format("refused a 65-dimensional tensor cleanly ({})", rc));
     return;
   }

@@ -49,13 +49,6 @@ class ScopedStream {
   void* s_;
 };
 
-void need_cuda(CaseContext& ctx, int32_t id) {
-  std::string why;
-  if (!cuda::available(&why)) ctx.skip(why);
-  if (id >= cuda::device_count())
-    ctx.skip(fmt::format("only {} CUDA device(s); cuda:{} is absent", cuda::device_count(), id));
-}
-
 void producer_on_device(CaseContext& ctx) {
   const Dev& d = device_param(ctx);
   need_cuda(ctx, d.id);

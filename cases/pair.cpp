@@ -80,13 +80,25 @@ void exchange(CaseContext& ctx) {
   void* array = nullptr;
   const int rc = versioned ? consumer.import_versioned(e.v, &array) : consumer.import_legacy(e.l, &array);
   if (rc != DLPV_OK || !array) {
-    if (has_deleter)
-      ctx.check_as(Severity::must, calls_of(key) == 0, "DEL-08",
-                   "a consumer refusing the tensor does not call its deleter", "0 calls",
-                   std::to_string(calls_of(key)));
+    const std::string error = consumer.last_error();
+    if (has_deleter) {
+      // The refusing consumer may have called the deleter once itself; else the producer's
+      // tensor is still the validator's to release (plugin ABI, DEL-08).
+      const int by_consumer = calls_of(key);
+      if (by_consumer > 0) {
+        e.v = nullptr;
+        e.l = nullptr;
+      }
+      ctx.phase("release");
+      e.release();
+      ctx.check_as(Severity::must, calls_of(key) == 1, "DEL-08",
+                   "a tensor the consumer refused is released exactly once (by the consumer, or by the caller after)",
+                   "1 call in all",
+                   by_consumer == 0 ? fmt::format("0 by the consumer + 1 by the caller's cleanup = {}", calls_of(key))
+                                    : fmt::format("{} by the consumer", by_consumer));
+    }
     ctx.skip(fmt::format("the consumer refused the producer's {} {} {} tensor cleanly ({}): {}",
-                         ctx.param("layout"), ctx.param("dtype"), kind_name(versioned), rc,
-                         consumer.last_error()));
+                         ctx.param("layout"), ctx.param("dtype"), kind_name(versioned), rc, error));
   }
   Exported owned_by_consumer = std::move(e);  // from here the consumer owns it
   owned_by_consumer.v = nullptr;

@@ -9,23 +9,11 @@
 namespace dlpv::cases {
 namespace {
 
-std::vector<int64_t> shape_of(const std::string& name) {
-  if (name == "scalar") return {};
-  if (name == "empty") return {0, 3};
-  if (name == "ones") return {1, 1, 3};
-  if (name == "ndim32") {  // 32 dimensions, 8 elements
-    std::vector<int64_t> s(32, 1);
-    s[3] = s[17] = s[31] = 2;
-    return s;
-  }
-  return {3, 4};
-}
-
 void body(CaseContext& ctx) {
   const bool versioned = ctx.param("version") == "versioned";
   const DLDataType dtype = *dtype_from_name(ctx.param("dtype"));
   const uint32_t layout = *layout_from_name(ctx.param("layout"));
-  Request r(dtype, shape_of(ctx.param("shape")), layout);
+  Request r(dtype, shape_named(ctx.param("shape")), layout);
   Exported e = export_or_skip(ctx, versioned, r);
   inspect_export(ctx, e, r, versioned);
   ctx.phase("deleter");
@@ -46,12 +34,14 @@ void add_case(Registry& reg, const std::string& dtype, const std::string& layout
   else if (t.code == DLPV_CODE_COMPLEX) c.requirements.insert(c.requirements.begin(), "DTYPE-10");
   else if (t.code >= DLPV_CODE_FLOAT8_E3M4 && t.code <= DLPV_CODE_FLOAT8_E8M0FNU)
     c.requirements.insert(c.requirements.begin(), "DTYPE-13");
+  else if (t.code == DLPV_CODE_BCOMPLEX) c.requirements.insert(c.requirements.begin(), "DTYPE-01");
   else if (t.code >= DLPV_CODE_FLOAT6_E2M3FN) {
     c.requirements.insert(c.requirements.begin(), "DTYPE-07");
     c.requirements.insert(c.requirements.begin(), "DTYPE-05");
   } else c.requirements.push_back("DTYPE-02");
   if (shape == "empty") c.requirements.insert(c.requirements.begin(), "LAYOUT-10");
   if (versioned) c.requirements.push_back("VER-02");
+  if (versioned && layout != "contiguous" && layout != "offset") c.requirements.push_back("FLAG-05");
   c.role = Role::producer;
   c.params = {{"dtype", dtype}, {"layout", layout}, {"version", kind}, {"device", "cpu:0"}, {"shape", shape}};
   c.needs = {versioned ? "export_versioned" : "export_legacy"};
@@ -68,7 +58,10 @@ DLPV_CASE_UNIT(producer_tensor) {
       "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
       "float32", "float64", "bfloat16", "complex64", "complex128", "bool", "float8_e3m4",
       "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
-      "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"};
+      "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+      // Provisional (DLPack main after 1.3): a 1.3 library refuses it (a skip); one that knows it
+      // is judged by DTYPE-01's rule for values newer than the validator's version.
+      "bcomplex32"};
   const char* layouts[] = {"fortran", "strided", "offset", "reversed", "broadcast"};
   for (bool versioned : {true, false}) {
     for (const char* d : all_dtypes) cases::add_case(reg, d, "contiguous", "3x4", versioned);

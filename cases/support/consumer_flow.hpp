@@ -20,9 +20,17 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
 /// Release an imported array and check that this ran the tensor's deleter exactly once (DEL-02).
 void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTensor& made);
 
+/// After an import the consumer refused: whoever owns the tensor now releases it exactly once
+/// (DEL-08; for another major, VER-03). dlpack.h: "the consumer must call the deleter (and it
+/// is safe to do so)" for a major it does not know; the plugin ABI lets a refusing importer
+/// call it once itself or leave it to the caller. The validator counts the consumer's calls,
+/// calls the deleter itself when the consumer did not (its own cleanup), and fails a total
+/// other than one.
+void judge_refusal_ownership(CaseContext& ctx, MadeTensor& made, const std::string& what);
+
 /// The consumer must refuse this tensor (unknown dtype, foreign device ...): a clean refusal
-/// without a deleter call passes; an import violates `requirement` (the array is then
-/// released, with the usual deleter accounting).
+/// that releases the tensor exactly once (judge_refusal_ownership) passes; an import violates
+/// `requirement` (the array is then released, with the usual deleter accounting).
 void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                           const char* requirement, const std::string& what);
 

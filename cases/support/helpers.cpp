@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "helpers.hpp"
 
+#include <dlpack_validate/cuda.hpp>
 #include <fmt/format.h>
 
 namespace dlpv::cases {
@@ -29,6 +30,72 @@ void Exported::release() {
 
 std::string kind_name(bool versioned) { return versioned ? "versioned" : "legacy"; }
 
+void need_cuda(CaseContext& ctx, int32_t id) {
+  std::string why;
+  if (!cuda::available(&why)) ctx.skip(why);
+  if (id >= cuda::device_count())
+    ctx.skip(fmt::format("only {} CUDA device(s); cuda:{} is absent", cuda::device_count(), id));
+}
+
+std::vector<int64_t> shape_named(const std::string& name) {
+  if (name == "scalar") return {};
+  if (name == "empty") return {0, 3};
+  if (name == "ones") return {1, 1, 3};
+  if (name == "one") return {1};
+  if (name == "ndim3") return {2, 3, 4};
+  if (name == "ndim32") {  // 32 dimensions, 8 elements
+    std::vector<int64_t> s(32, 1);
+    s[3] = s[17] = s[31] = 2;
+    return s;
+  }
+  return {3, 4};
+}
+
+const std::vector<Sample>& rule_samples() {
+  static const std::vector<Sample> samples = {
+      {"scalar", "float32", "scalar", true},     {"empty", "float32", "empty", false},
+      {"one", "float32", "one", true},           {"ndim3", "float32", "ndim3", true},
+      {"uint8", "uint8", "3x4", true},           {"bool", "bool", "3x4", true},
+      {"complex128", "complex128", "3x4", true}, {"float8_e4m3fn", "float8_e4m3fn", "3x4", true},
+      {"float4_e2m1fn", "float4_e2m1fn", "3x4", true}};
+  return samples;
+}
+
+Request sample_request(CaseContext& ctx, uint32_t layout, uint32_t flags) {
+  const auto dtype = dtype_from_name(ctx.param("dtype").empty() ? "float32" : ctx.param("dtype"));
+  if (!dtype) ctx.harness_error("unknown dtype parameter " + ctx.param("dtype"));
+  return Request(*dtype, shape_named(ctx.param("shape")), layout, flags);
+}
+
+bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& why) {
+  const bool padded = e.v && element_bytes(e.v->dl_tensor.dtype) == 0 &&
+                      (e.v->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0;
+  return gather_elements(e.tensor(), out, why, padded);
+}
+
+void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data) {
+  for (bool versioned : kinds) {
+    const std::string kind = kind_name(versioned);
+    CaseInfo base = info;
+    base.id = info.id + "." + kind;
+    base.params["version"] = kind;
+    base.params["dtype"] = "float32";
+    base.params["shape"] = "3x4";
+    base.needs.insert(base.needs.begin(), versioned ? "export_versioned" : "export_legacy");
+    reg.add(base);
+    for (const Sample& s : rule_samples()) {
+      if (about_data && !s.has_data) continue;
+      CaseInfo c = base;
+      c.id = fmt::format("{}.{}.{}", info.id, s.name, kind);
+      c.title = fmt::format("{} ({} {})", info.title, s.dtype, shape_text(shape_named(s.shape).data(),
+                                                                           static_cast<int32_t>(shape_named(s.shape).size())));
+      c.params["dtype"] = s.dtype;
+      c.params["shape"] = s.shape;
+      reg.add(std::move(c));
+    }
+  }
+}
+
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned) {
   ctx.phase("inspect");
   TensorExpectation want;
@@ -39,9 +106,43 @@ void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool 
   InspectOptions opt;
   opt.versioned = versioned;
   opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
+  opt.padded_subbyte = versioned && element_bytes(r.req.dtype) == 0 &&
+                       (e.v->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0;
   std::vector<Finding> findings;
   inspect_tensor(e.tensor(), want, opt, findings);
   record(ctx, findings);
+  if (versioned) check_copy_flagged(ctx, e, r);
+}
+
+namespace {
+// Strides equal where the extent makes them matter (a dimension of extent 0 or 1 may carry any).
+bool same_strides(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::vector<int64_t>& shape) {
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1 && a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
+// FLAG-05: the request asked for a view whose strides are not compact (fortran, strided,
+// reversed, broadcast); a tensor that comes back compact row-major holding the right values is
+// a copy the producer made, and dlpack.h defines IS_COPIED as "the tensor is a copy made by the
+// producer"; the array API: "When a copy happens, the DLPACK_FLAG_BITMASK_IS_COPIED flag must
+// be set."
+void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r) {
+  const std::vector<int64_t> asked = canonical_strides(r.req.layout, r.shape);
+  const std::vector<int64_t> compact = canonical_strides(DLPV_LAYOUT_CONTIGUOUS, r.shape);
+  if (same_strides(asked, compact, r.shape) || !e.v) return;
+  DLTensor t{};
+  if (!safe_read(&e.v->dl_tensor, &t, sizeof t) || t.ndim != static_cast<int32_t>(r.shape.size())) return;
+  std::vector<int64_t> got(r.shape.size());
+  if (t.strides && !safe_read(t.strides, got.data(), got.size() * sizeof(int64_t))) return;
+  if (!t.strides) got = compact;
+  if (!same_strides(got, compact, r.shape)) return;
+  ctx.check_as(Severity::must, (e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05",
+               fmt::format("a {} request answered with compact row-major strides is a copy made by the producer: "
+                           "IS_COPIED must be set", layout_name(r.req.layout)),
+               "bit 1 set", fmt::format("flags = {:#x}, strides {}", e.v->flags,
+                                        shape_text(got.data(), static_cast<int32_t>(got.size()))));
 }
 
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, const char* requirement) {

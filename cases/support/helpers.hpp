@@ -41,6 +41,10 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
 /// pattern) under the version the tensor or subject declares, and record the findings.
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);
 
+/// FLAG-05 for a versioned export: a non-compact layout answered with compact strides is a copy,
+/// which must carry IS_COPIED (called by inspect_export).
+void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r);
+
 /// Heap growth (bytes) over `cycles` export + delete cycles of `r`, measured after a warm-up;
 /// the loop records nothing itself, so only the library's allocations can grow. Failed
 /// exports are counted in *failures.
@@ -55,7 +59,38 @@ void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc);
 bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>& expected,
                        DLDataType dtype, const char* requirement, const std::string& what);
 
+/// Skip unless a CUDA driver and device `id` are present (the reason names what is missing).
+void need_cuda(CaseContext& ctx, int32_t id);
+
 /// Standard registration of a case for both struct kinds ("versioned" / "legacy").
 std::string kind_name(bool versioned);
+
+/// Named shapes of the catalogue: "3x4", "scalar" (0-d), "empty" (0, 3), "ones" (1, 1, 3),
+/// "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements).
+std::vector<int64_t> shape_named(const std::string& name);
+
+/// A tensor a per-tensor rule is tried on. Rules that concern every tensor (flags, deleters,
+/// lifetime, strides) are checked on float32 3x4 (the case id without a sample) and on each of
+/// these shape and element-type classes (`<rule>.<sample>.<kind>`).
+struct Sample {
+  const char* name;   ///< the id segment
+  const char* dtype;  ///< dtype_name()
+  const char* shape;  ///< shape_named()
+  bool has_data;      ///< false for the empty tensor: no element to read
+};
+/// 0-d, empty, size-1, ndim 3; byte-sized, bool, complex, fp8, sub-byte.
+const std::vector<Sample>& rule_samples();
+
+/// The request a rule case makes: its "dtype" and "shape" parameters (float32 3x4 when absent).
+Request sample_request(CaseContext& ctx, uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, uint32_t flags = 0);
+
+/// Register `base.<kind>` (float32 3x4) and `base.<sample>.<kind>` for every rule sample:
+/// `info` is the template (id = base; params dtype/shape/version are filled in).
+/// `about_data`: the rule concerns element values, so the empty sample (no element) is left out.
+void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data = false);
+
+/// The elements of an export, row-major compact (sub-byte packed), read defensively; a
+/// versioned tensor flagged IS_SUBBYTE_TYPE_PADDED is read padded.
+bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& why);
 
 }  // namespace dlpv::cases

@@ -133,7 +133,7 @@ bool read_data(const DLTensor& t, const void* addr, void* dst, size_t n) {
   return safe_read(addr, dst, n);
 }
 
-bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::string& why) {
+bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::string& why, bool padded_subbyte) {
   out.clear();
   // The struct lives in the library's memory: work on a copy read without trusting it.
   DLTensor t{};
@@ -182,7 +182,25 @@ bool gather_elements(const DLTensor& tensor, std::vector<uint8_t>& out, std::str
       why = "non-compact strides on a packed sub-byte dtype (addressing undefined, A15)";
       return false;
     }
-    out.resize(static_cast<size_t>((total_bits + 7) / 8));
+    out.assign(static_cast<size_t>((total_bits + 7) / 8), 0);
+    if (padded_subbyte) {
+      // IS_SUBBYTE_TYPE_PADDED: one element per byte, in its low bits (the padding unit is not
+      // specified, A14; this is the reading every known padded producer uses). Repacked here.
+      const uint64_t count = static_cast<uint64_t>(n) * lanes;
+      std::vector<uint8_t> bytes(static_cast<size_t>(count));
+      if (!read_data(t, reinterpret_cast<const void*>(base), bytes.data(), bytes.size())) {
+        out.clear();
+        why = "data bytes are unreadable";
+        return false;
+      }
+      for (uint64_t i = 0; i < count; ++i)
+        for (unsigned b = 0; b < t.dtype.bits; ++b)
+          if ((bytes[static_cast<size_t>(i)] >> b) & 1u) {
+            const uint64_t bit = i * t.dtype.bits + b;
+            out[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(1u << (bit % 8));
+          }
+      return true;
+    }
     if (!read_data(t, reinterpret_cast<const void*>(base), out.data(), out.size())) {
       out.clear();
       why = "data bytes are unreadable";
@@ -318,6 +336,38 @@ int32_t device_type_of(const DLDevice& d) {
   return v;
 }
 
+// DTYPE-01 / DEV-02: an enum value the validator's newest known version (1.3) does not define.
+// dlpack.h (DLPackVersion): "Minor version updates indicate the addition of enumeration
+// values", so such a value is judged by the version the tensor declares.
+void judge_enum(std::vector<Finding>& out, const char* req, EnumStanding standing, const InspectOptions& opt,
+                const char* field, const char* defined_range, std::string observed) {
+  const bool versioned_known = opt.versioned && opt.version.major == 1 && opt.version.minor <= DLPV_DLPACK_MINOR;
+  const std::string declared = opt.versioned ? fmt::format("a tensor declaring {}.{}", opt.version.major, opt.version.minor)
+                                             : std::string("a legacy tensor (no version)");
+  std::string message;
+  switch (standing) {
+    case EnumStanding::defined:
+      message = fmt::format("{} is defined by DLPack (up to 1.3)", field);
+      break;
+    case EnumStanding::invalid:
+      message = fmt::format("{} is a value DLPack never assigned (0, 5 and 6 are unassigned device types)", field);
+      break;
+    case EnumStanding::provisional:
+      message = fmt::format("{} is provisional (only on DLPack main after 1.3, no release yet; checklist A24): "
+                            "lawful for a newer header, but no released consumer knows it ({})", field, declared);
+      break;
+    case EnumStanding::unknown:
+      message = versioned_known
+                    ? fmt::format("{} must be one DLPack {}.{} defines: {} is bound to that version's values",
+                                  field, opt.version.major, opt.version.minor, declared)
+                    : fmt::format("{} is unknown to DLPack 1.3; minor versions add enum values, so in {} it may "
+                                  "be newer than the validator (a warning, not a failure)", field, declared);
+      break;
+  }
+  out.push_back(Finding{req, unknown_enum_severity(standing, opt.versioned, opt.version),
+                        standing == EnumStanding::defined, std::move(message), defined_range, std::move(observed)});
+}
+
 // device_name() of the library's device, never loading a foreign value as the enum: named
 // when it is the expected device type, else shown as the number it is.
 std::string device_text(const DLDevice& d, const DLDevice& want) {
@@ -374,9 +424,8 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
 
   // dtype
   add("DTYPE-03", Severity::must, t.dtype.lanes >= 1, "lanes >= 1", ">= 1", std::to_string(t.dtype.lanes));
-  add("DTYPE-01", Severity::must, t.dtype.code <= DLPV_CODE_LAST,
-      "dtype.code is a DLDataTypeCode defined by DLPack (0-17 up to 1.3)", "0..17",
-      std::to_string(t.dtype.code));
+  judge_enum(out, "DTYPE-01", dtype_code_standing(t.dtype.code), opt, "dtype.code", "0..17",
+             std::to_string(t.dtype.code));
   if (opt.versioned && opt.version.major == 1) {
     // Codes 7-17 arrived with 1.1: a tensor using them must not declare 1.0 (VER-02).
     const bool needs_1_1 = t.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && t.dtype.code <= DLPV_CODE_LAST;
@@ -405,8 +454,8 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
 
   // device
   const int32_t dt = device_type_of(t.device);
-  add("DEV-02", Severity::must, known_device_type(dt), "device_type is a defined DLDeviceType",
-      "1-4 or 7-18", std::to_string(dt));
+  judge_enum(out, "DEV-02", device_type_standing(dt), opt, "device_type", "1-4 or 7-18",
+             std::to_string(dt));
   add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
       t.device.device_id == want.device.device_id, "device is the array's device",
       device_name(want.device), device_text(t.device, want.device));
@@ -485,7 +534,7 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
   }
   std::vector<uint8_t> got;
   std::string why;
-  if (!add("LAYOUT-07", Severity::must, gather_elements(t, got, why),
+  if (!add("LAYOUT-07", Severity::must, gather_elements(t, got, why, opt.padded_subbyte),
            "data + byte_offset and strides address readable memory holding the elements",
            "readable elements", why))
     return;

@@ -26,10 +26,8 @@ constexpr DtypeName kDtypes[] = {
     {"float8_e4m3fn", 10, 8}, {"float8_e4m3fnuz", 11, 8}, {"float8_e5m2", 12, 8},
     {"float8_e5m2fnuz", 13, 8}, {"float8_e8m0fnu", 14, 8}, {"float6_e2m3fn", 15, 6},
     {"float6_e3m2fn", 16, 6}, {"float4_e2m1fn", 17, 4},
+    {"bcomplex32", 18, 32},  // provisional: DLPack main after 1.3 (checklist §1.4)
 };
-
-// Minor version of DLPack 1.x that introduced each code (bool arrived in 0.8).
-uint32_t minor_needed(uint8_t code) { return code >= 7 ? 1u : 0u; }
 
 constexpr const char* kLayouts[] = {"contiguous", "fortran", "strided",
                                     "offset",     "reversed", "broadcast"};
@@ -55,27 +53,40 @@ bool dtype_equal(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
-bool known_dtype(DLDataType t, DLPackVersion declared) {
-  for (const auto& d : kDtypes) {
-    if (d.code == t.code && d.bits == t.bits) {
-      if (declared.major >= 1 && declared.major < 2) return declared.minor >= minor_needed(d.code);
-      return true;  // legacy: judged by the code list alone
-    }
-  }
-  return false;
+EnumStanding dtype_code_standing(uint8_t code) {
+  if (code <= DLPV_CODE_LAST) return EnumStanding::defined;
+  if (code == DLPV_CODE_BCOMPLEX) return EnumStanding::provisional;
+  return EnumStanding::unknown;
 }
 
-bool known_device_type(int32_t device_type) {
-  return (device_type >= 1 && device_type <= 4) || (device_type >= 7 && device_type <= 18);
+EnumStanding device_type_standing(int32_t device_type) {
+  if (device_type <= 0 || device_type == 5 || device_type == 6) return EnumStanding::invalid;
+  if (device_type <= DLPV_DEV_TRN) return EnumStanding::defined;
+  if (device_type <= 21) return EnumStanding::provisional;  // kDLTPU, kDLTPUHost, kDLAscend
+  return EnumStanding::unknown;
+}
+
+Severity unknown_enum_severity(EnumStanding standing, bool versioned, DLPackVersion declared) {
+  switch (standing) {
+    case EnumStanding::defined: return Severity::may;
+    case EnumStanding::invalid: return Severity::must;
+    case EnumStanding::provisional: return Severity::should;
+    case EnumStanding::unknown:
+      // Only a tensor that declares a version the validator knows (1.0 .. 1.3) is bound to
+      // that version's enum ranges; legacy tensors and newer minors may carry newer values.
+      return versioned && declared.major == 1 && declared.minor <= DLPV_DLPACK_MINOR ? Severity::must
+                                                                                     : Severity::should;
+  }
+  return Severity::must;
 }
 
 std::string device_name(DLDevice d) {
   const char* names[] = {nullptr,  "cpu",    "cuda",  "cuda_host", "opencl", nullptr,
                          nullptr,  "vulkan", "metal", "vpi",       "rocm",   "rocm_host",
                          "ext_dev", "cuda_managed", "oneapi", "webgpu", "hexagon", "maia",
-                         "trn"};
+                         "trn",     "tpu",    "tpu_host", "ascend"};
   int t = static_cast<int>(d.device_type);
-  if (t >= 0 && t <= 18 && names[t]) return fmt::format("{}:{}", names[t], d.device_id);
+  if (t >= 0 && t <= 21 && names[t]) return fmt::format("{}:{}", names[t], d.device_id);
   return fmt::format("device_type {}:{}", t, d.device_id);
 }
 

@@ -11,6 +11,8 @@
                           the case must also end in that phase (empty = any), and TEXT must
                           occur in its signal, message or observed values
 --max-rss-mib N           the validator and its workers must have stayed under N MiB resident
+--lawful                  a lawful fixture: besides --expect, no case may end fail, crash,
+                          timeout or error
 The exit code must be 1 when an expected status is unexpected (fail, crash, timeout, error),
 else 0; a run whose only targets are warnings must also exit 1 under --strict.
 """
@@ -44,12 +46,13 @@ def main():
     ap.add_argument("--reference")
     ap.add_argument("--expect", default="")
     ap.add_argument("--expect-all")
-    ap.add_argument("--skip-ok-if", default=None,
+    ap.add_argument("--skip-ok-if", action="append", default=[],
                     help="with --expect-all: a skip whose reason contains this text is accepted "
-                         "(e.g. CUDA cases on a machine without a GPU)")
+                         "(e.g. CUDA cases on a machine without a GPU); repeatable")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("--max-rss-mib", type=float)
+    ap.add_argument("--lawful", action="store_true")
     ap.add_argument("--require-emulated-cuda", action="store_true",
                     help="the run must have used the emulated CUDA driver (environment.cuda.emulated), "
                          "and no case may skip for want of CUDA")
@@ -62,7 +65,7 @@ def main():
         allowed = set(args.expect_all.split(","))
         for cid, st in statuses.items():
             r = next(x for x in record["results"] if x["id"] == cid)
-            if st == "skip" and args.skip_ok_if and args.skip_ok_if in r["message"]:
+            if st == "skip" and any(text in r["message"] for text in args.skip_ok_if):
                 continue
             if st not in allowed:
                 problems.append(f"{cid}: expected {args.expect_all}, got {st}: {r['message']} "
@@ -111,6 +114,11 @@ def main():
             strict_proc, _ = run(args, args.extra + ["--strict"])
             if strict_proc.returncode != 1:
                 problems.append(f"--strict run exited {strict_proc.returncode}, expected 1")
+    if args.lawful:
+        for r in record["results"]:
+            if r["status"] in UNEXPECTED:
+                problems.append(f"{r['id']}: a lawful fixture ended {r['status']}: {r['message']} "
+                                f"(expected {r.get('expected')!r}, observed {r.get('observed')!r})")
     if args.require_emulated_cuda:
         cuda = record.get("environment", {}).get("cuda", {})
         if not cuda.get("emulated"):

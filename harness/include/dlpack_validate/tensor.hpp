@@ -25,8 +25,18 @@ std::optional<uint32_t> layout_from_name(const std::string& name);
 std::string shape_text(const int64_t* v, int32_t n);  ///< "(2, 3)" or "NULL"
 std::string hex_bytes(const void* p, size_t n);
 bool dtype_equal(DLDataType a, DLDataType b);
-bool known_dtype(DLDataType t, DLPackVersion declared);  ///< code/bits legal for the version
-bool known_device_type(int32_t device_type);
+/// Where an enum value of a tensor stands against the DLPack versions the validator knows:
+/// defined by a release (up to 1.3), provisional (only on DLPack's unreleased main after 1.3:
+/// kDLBcomplex, kDLTPU, kDLTPUHost, kDLAscend), unknown, or invalid (device types 0, 5, 6).
+enum class EnumStanding { defined, provisional, unknown, invalid };
+EnumStanding dtype_code_standing(uint8_t code);
+EnumStanding device_type_standing(int32_t device_type);
+/// DTYPE-01 / DEV-02: how much a value that is not `defined` weighs. dlpack.h: "Minor version
+/// updates indicate the addition of enumeration values." So an unknown value is a MUST
+/// violation only in a tensor that declares a version the validator knows (1.0 .. 1.3); in a
+/// legacy tensor or one declaring a newer minor it is a warning, as is a provisional value
+/// (checklist A24). Invalid values always fail; `defined` returns Severity::may (no finding).
+Severity unknown_enum_severity(EnumStanding standing, bool versioned, DLPackVersion declared);
 size_t element_bytes(DLDataType t);  ///< 0 for sub-byte dtypes
 
 /// Bytes the C heap holds (malloc'd + mmapped blocks): how the leak cases see a library's
@@ -83,6 +93,7 @@ struct InspectOptions {
   bool versioned = false;
   DLPackVersion version{0, 0};  ///< declared by the tensor (versioned) or the subject
   bool compare_data = true;
+  bool padded_subbyte = false;  ///< the tensor's flags say IS_SUBBYTE_TYPE_PADDED
 };
 
 /// Validate every field of `t` against the expectation before touching its memory, then
@@ -93,7 +104,9 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
 
 /// Gather the elements a CPU tensor addresses into row-major compact bytes. Returns false
 /// (with `why`) if the fields are implausible or any byte is unreadable.
-bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why);
+/// `padded_subbyte`: the tensor carries IS_SUBBYTE_TYPE_PADDED (sub-byte elements one per
+/// byte); the result is repacked to the compact packed form either way.
+bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why, bool padded_subbyte = false);
 
 /// First mismatches between two row-major compact buffers, as one line.
 std::string describe_mismatch(DLDataType dtype, const std::vector<uint8_t>& want,

@@ -74,7 +74,7 @@ DLPV_CASE_UNIT(producer_copy) {
     c.requirements = {"KW-04"};
     c.role = Role::producer;
     c.params = {{"dtype", "float32"}, {"shape", "3x4"}, {"version", kind}, {"device", "cpu:0"}};
-    c.needs = {versioned ? "export_versioned" : "export_legacy"};
+    c.needs = {versioned ? "export_versioned" : "export_legacy", "copy_keyword"};
     c.body = cases::zero_copy;
     reg.add(c);
     c.id = "producer.copy.false_needs_copy.cuda0." + kind;

@@ -123,6 +123,7 @@ DLPV_CASE_UNIT(producer_lifetime) {
     c.title = title;
     c.requirements = {req};
     c.role = Role::producer;
+    if (std::string(id) == "producer.deleter.frees_copy") c.needs = {"copy_keyword"};
     c.body = fn;
     cases::add_rule_cases(reg, c, kinds, about_data);
   };

@@ -108,7 +108,7 @@ void max_version(CaseContext& ctx) {
 DLPV_CASE_UNIT(producer_version) {
   using namespace dlpv;
   auto rule = [&](const char* id, const char* title, std::vector<std::string> reqs, Severity sev,
-                  void (*fn)(CaseContext&)) {
+                  void (*fn)(CaseContext&), std::vector<std::string> needs = {}) {
     CaseInfo c;
     c.id = id;
     c.title = title;
@@ -116,6 +116,7 @@ DLPV_CASE_UNIT(producer_version) {
     c.severity = sev;
     c.role = Role::producer;
     c.params = {{"layout", "contiguous"}, {"device", "cpu:0"}};
+    c.needs = std::move(needs);
     c.body = fn;
     cases::add_rule_cases(reg, c, {true});
   };
@@ -127,7 +128,7 @@ DLPV_CASE_UNIT(producer_version) {
        "flags carry only bits defined for the declared version, IS_COPIED clear on zero-copy",
        {"FLAG-01", "FLAG-06", "FLAG-07"}, Severity::should, cases::flags_defined);
   rule("producer.flags.is_copied", "a copy=True export sets IS_COPIED", {"FLAG-05"}, Severity::must,
-       cases::flags_is_copied);
+       cases::flags_is_copied, {"copy_keyword"});
   rule("producer.flags.read_only", "a read-only source is exported with READ_ONLY", {"FLAG-02"}, Severity::should,
        cases::flags_read_only);
   for (const char* mv : {"1.0", "1.99", "2.0"}) {

@@ -166,6 +166,8 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
       {"exchange_api", table->exchange_api != nullptr}};
   for (const auto& [name, present] : caps)
     if (present) info.capabilities.push_back(name);
+  // The request's copy flags are part of plugin ABI 1 (an exporter that ignores them is judged).
+  if (table->export_versioned || table->export_legacy) info.capabilities.push_back("copy_keyword");
   if (info.legacy_only())
     info.notes.push_back(fmt::format(
         "declares DLPack {}: a legacy-only implementation (no versioned struct, no flags); "

@@ -73,18 +73,20 @@ PythonSubject::~PythonSubject() {
 }
 
 py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dtype,
-                               const std::string& layout, bool read_only) {
+                               const std::string& layout, bool read_only, std::optional<DLDevice> device) {
   if (dtype.lanes != 1) throw NotImplemented{"vector dtypes (lanes > 1) have no Python array form"};
+  const DLDevice where = device.value_or(home_);
   py::tuple shp(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) shp[i] = shape[i];
   try {
-    return adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits), py::make_tuple(1, 0),
-                                 layout, py::arg("read_only") = read_only);
+    return adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
+                                 py::make_tuple(static_cast<int>(where.device_type), where.device_id), layout,
+                                 py::arg("read_only") = read_only);
   } catch (py::error_already_set& e) {
     if (is_instance_of(e, PyExc_NotImplementedError))
-      throw NotImplemented{fmt::format("the adapter cannot make a {} {} {} array: {}", layout,
+      throw NotImplemented{fmt::format("the adapter cannot make a {} {} {} array on {}: {}", layout,
                                        dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())),
-                                       describe(e))};
+                                       device_name(where), describe(e))};
     throw;
   }
 }
@@ -96,6 +98,24 @@ py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
 void PythonSubject::probe() {
   const DLDataType f32{kDLFloat, 32, 1};
   std::map<std::string, std::string>& absent = info_.absent;
+  // Where the adapter says the package allocates: the first device is home.
+  if (py::hasattr(adapter_, "devices")) {
+    std::vector<DLDevice> declared;
+    try {
+      for (auto d : py::list(adapter_.attr("devices")())) {
+        auto pair = d.cast<std::pair<int, int>>();
+        declared.push_back(DLDevice{static_cast<DLDeviceType>(pair.first), pair.second});
+      }
+    } catch (py::error_already_set& e) {
+      info_.notes.push_back("adapter.devices() raised " + describe(e) + ": the CPU is assumed");
+    } catch (const py::cast_error&) {
+      info_.notes.push_back("adapter.devices() is not a list of (device_type, device_id): the CPU is assumed");
+    }
+    if (!declared.empty()) devices_ = declared;
+  }
+  home_ = devices_.front();
+  if (home_.device_type != kDLCPU)
+    info_.notes.push_back("arrays are made on " + device_name(home_) + ", the first device the adapter declares");
   // Producer side.
   py::object x;
   try {
@@ -144,6 +164,17 @@ void PythonSubject::probe() {
     } catch (py::error_already_set& e) {
       absent["export_legacy"] = "__dlpack__() (max_version=None) raised " + describe(e) +
                                 ": no legacy export (tolerated from March 2025, VER-06)";
+    }
+    // copy= (array API 2023.12): can a copy request be expressed at all?
+    try {
+      x.attr("__dlpack__")(py::arg("copy") = false);
+      info_.capabilities.push_back("copy_keyword");
+    } catch (py::error_already_set& e) {
+      if (is_instance_of(e, PyExc_TypeError))
+        absent["copy_keyword"] = "__dlpack__ takes no copy= keyword (" + describe(e) +
+                                 "): a pre-2023.12 signature, so copy requests cannot be made (KW-01 reports it)";
+      else
+        info_.capabilities.push_back("copy_keyword");  // it understood the keyword; the cases judge the answer
     }
     // Exchange API attributes live on the type.
     py::object type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr())));
@@ -247,6 +278,7 @@ py::dict export_kwargs(const DLPVRequest& req) {
   py::dict kw;
   if (req.stream != DLPV_NO_STREAM) kw["stream"] = req.stream;
   if (req.flags & DLPV_REQ_COPY) kw["copy"] = true;
+  if (req.flags & DLPV_REQ_NO_COPY) kw["copy"] = false;
   if (req.target_device.device_type != 0)
     kw["dl_device"] = py::make_tuple(static_cast<int>(req.target_device.device_type), req.target_device.device_id);
   return kw;
@@ -257,7 +289,7 @@ py::dict export_kwargs(const DLPVRequest& req) {
   py::gil_scoped_acquire gil;                                                                     \
   try {                                                                                           \
     std::vector<int64_t> shape(req.shape, req.shape + req.ndim);                                  \
-    py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0); \
+    py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, req.device); \
     py::dict kw = export_kwargs(req);                                                             \
     if (VERSIONED) kw["max_version"] = version_tuple(req.max_version);                            \
     py::object cap = x.attr("__dlpack__")(**kw);                                                  \

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,16 @@ class PythonSubject final : public Subject {
   py::object adapter() const { return adapter_; }
   const Facts& facts() const { return facts_; }
   const std::string& spec() const { return spec_; }
-  /// adapter.make(...); NotImplementedError -> throws NotImplemented with the text.
+  /// adapter.make(...) on `device`, or on the home device when none is given;
+  /// NotImplementedError -> throws NotImplemented with the text.
   py::object make(const std::vector<int64_t>& shape, DLDataType dtype,
-                  const std::string& layout = "contiguous", bool read_only = false);
+                  const std::string& layout = "contiguous", bool read_only = false,
+                  std::optional<DLDevice> device = std::nullopt);
+  /// The first device the adapter declares (devices()): where the Python-protocol cases make
+  /// their arrays and label their probes. The CPU when the adapter declares none.
+  DLDevice home_device() const { return home_; }
+  /// The adapter's devices() as DLDevices ({CPU} when it has no devices()).
+  const std::vector<DLDevice>& devices() const { return devices_; }
   /// from_dlpack through the adapter.
   py::object from_dlpack(py::handle obj, py::dict kwargs = py::dict());
 
@@ -79,6 +87,8 @@ class PythonSubject final : public Subject {
   int import_common(void* managed, bool versioned, void** out_array);
 
   py::object adapter_;
+  DLDevice home_{kDLCPU, 0};
+  std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
   py::object exchange_type_;  ///< the array type carrying a __dlpack_c_exchange_api__ capsule
   std::string spec_;
   SubjectInfo info_;

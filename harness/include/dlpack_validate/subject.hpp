@@ -13,10 +13,12 @@
 
 namespace dlpv {
 
-/// Capabilities a case can need; the names are the plugin table's member names.
+/// Capabilities a case can need; the names are the plugin table's member names, plus
+/// "copy_keyword": the producer can be told copy=True / copy=False (the plugin request's
+/// DLPV_REQ_COPY / DLPV_REQ_NO_COPY; a Python __dlpack__ with the 2023.12 copy= keyword).
 inline constexpr const char* kCapabilities[] = {
     "export_versioned", "export_legacy", "import_versioned", "import_legacy",
-    "read_array",       "is_writable",   "release_array",    "exchange_api"};
+    "read_array",       "is_writable",   "release_array",    "exchange_api", "copy_keyword"};
 
 struct SubjectInfo {
   int index = 0;

@@ -89,6 +89,8 @@ std::optional<uintptr_t> library_address(py::handle x) {
   try {
     if (py::hasattr(x, "__array_interface__"))
       return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "__cuda_array_interface__"))  // CuPy, Numba: a device address
+      return py::dict(x.attr("__cuda_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
     if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
   } catch (py::error_already_set&) {
   } catch (const py::cast_error&) {

@@ -12,7 +12,7 @@ KNOWN_BUGS = frozenset({
     "none_gives_versioned", "old_major_versioned", "major2_type_error", "no_dl_device_kw",
     "accepts_bad_args", "copy_true_aliases", "copy_false_copies", "default_copies",
     "device_id_wrong", "dl_device_ignored", "exports_big_endian", "no_read_only_flag",
-    "read_only_legacy_exported", "stream_accepted", "same_capsule", "legacy_struct_named_versioned",
+    "stream_accepted", "same_capsule", "legacy_struct_named_versioned",
     # consumer (from_dlpack)
     "consumer_no_rename", "consumer_takes_any_capsule", "consumer_ignores_capsule_name",
     "consumer_no_major_check", "consumer_rejects_minor_ahead", "consumer_no_fallback",
@@ -29,6 +29,18 @@ KNOWN_BUGS = frozenset({
     # producer side of the exchange API
     "xapi_on_instance", "xapi_int_v12", "xapi_null_from_py_object", "xapi_from_wrong_error",
     "xapi_from_disagrees", "xapi_dltensor_allocates", "xapi_to_leaks", "xapi_stream_null",
+    # copy=False, dl_device and the ext_dev heap; from_dlpack of a non-array
+    "copy_false_copies_across_devices", "consumer_accepts_anything",
+})
+
+# Lawful behaviours: a correct library doing something unusual the spec allows. Each must run
+# with no fail, crash, timeout or error (tests/python/CMakeLists.txt).
+LAWFUL = frozenset({
+    "lawful_legacy_under_max_version",   # 'dltensor' for max_version=(1, 3): "or of a different version"
+    "lawful_rename_refuse_delete",       # takes ownership (rename), refuses, deletes once
+    "lawful_xapi_runtime_error",         # from_py_object refuses with RuntimeError ("should be a BufferError")
+    "lawful_read_only_legacy_exported",  # exports a read-only array as a legacy capsule (FLAG-03: a habit)
+    "lawful_cpu_work_stream",            # current_work_stream(kDLCPU) is not NULL ("can simply return NULL")
 })
 
 _DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),
@@ -39,7 +51,7 @@ class Adapter:
     module_name = "fakearray"
 
     def __init__(self, bugs=()):
-        unknown = set(bugs) - KNOWN_BUGS
+        unknown = set(bugs) - KNOWN_BUGS - LAWFUL
         if unknown:
             raise ValueError(f"unknown fakearray bugs: {sorted(unknown)}")
         _fakearray.set_bugs(sorted(bugs))
@@ -50,17 +62,19 @@ class Adapter:
         return {k: k for k in _DTYPES}
 
     def devices(self):
-        return [(1, 0)]
+        # (12, 0): kDLExtDev, a heap fakearray keeps apart from the CPU's (host memory behind
+        # the label): exporting it to the CPU (dl_device) takes a copy.
+        return [(1, 0), (12, 0)]
 
     def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
         from validator import pattern_bytes
-        if tuple(device) != (1, 0):
-            raise NotImplementedError("fakearray is CPU-only")
+        if tuple(device) not in self.devices():
+            raise NotImplementedError(f"fakearray allocates on {self.devices()} only")
         if tuple(dtype_key) not in _DTYPES:
             raise NotImplementedError(f"fakearray has no dtype {tuple(dtype_key)}")
         shape = [int(s) for s in shape]
         data = pattern_bytes(dtype_key, math.prod(shape))
-        return _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data)
+        return _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data, int(device[0]))
 
     def from_dlpack(self, obj, **kwargs):
         return _fakearray.from_dlpack(obj, **kwargs)

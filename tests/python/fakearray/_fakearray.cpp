@@ -64,6 +64,7 @@ struct Array {
   DLDataType dtype{kDLFloat, 32, 1};
   bool read_only = false;
   bool big_endian = false;
+  int32_t device_type = kDLCPU;          // kDLCPU, or kDLExtDev for the "ext_dev" heap
   int32_t device_id = 0;                 // consumer_result_device_wrong plants 1 on imports
   py::object last_capsule = py::none();  // for the same_capsule bug
 };
@@ -110,6 +111,7 @@ void delete_managed(M* self) {
   delete self;
 }
 
+// `copy`: a compact copy, which lands in host memory (kDLCPU) whatever the array's device.
 template <class M>
 M* new_managed(const Array& a, bool copy) {
   auto* m = new M();
@@ -145,7 +147,7 @@ M* new_managed(const Array& a, bool copy) {
   for (int64_t s : a.shape) count *= s;
   if (count == 0) t.data = nullptr;  // zero-size tensors carry no data pointer (LAYOUT-10)
   t.byte_offset = 0;
-  t.device = DLDevice{kDLCPU, 0};
+  t.device = DLDevice{static_cast<DLDeviceType>(copy ? kDLCPU : a.device_type), 0};
   t.ndim = static_cast<int32_t>(a.shape.size());
   t.dtype = a.dtype;
   t.shape = ctx->shape.data();
@@ -218,18 +220,28 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   } else if (bug("none_gives_versioned")) {
     versioned = true;
   }
+  bool to_host = false;  // dl_device=(kDLCPU, 0) for an array on the ext_dev heap: a copy
   if (!dl_device.is_none()) {
     auto d = dl_device.cast<std::pair<int, int>>();
-    if (d != std::pair<int, int>{1, 0} && !bug("dl_device_ignored"))
-      raise(PyExc_BufferError, "fakearray can only export to the CPU (1, 0)");
+    if (d != std::pair<int, int>{1, 0} && d != std::pair<int, int>{a.device_type, 0} && !bug("dl_device_ignored"))
+      raise(PyExc_BufferError, "fakearray can only export to the CPU (1, 0) or the array's own device");
+    to_host = d == std::pair<int, int>{1, 0} && a.device_type != kDLCPU;
   }
   if (a.big_endian && !bug("exports_big_endian")) raise(PyExc_BufferError, "DLPack only supports native byte order");
   bool do_copy = false;
   if (!copy.is_none()) do_copy = copy.cast<bool>();
+  if (to_host) {
+    // The array API (__dlpack__, copy): "If False, the function must never copy, and raise a
+    // BufferError in case a copy is deemed necessary".
+    if (!copy.is_none() && !copy.cast<bool>() && !bug("copy_false_copies_across_devices"))
+      raise(PyExc_BufferError, "copy=False, but the array lives on ext_dev: a CPU export needs a copy");
+    do_copy = true;
+  }
   if (bug("copy_true_aliases") && do_copy) do_copy = false;
   if (bug("copy_false_copies") && !copy.is_none() && !copy.cast<bool>()) do_copy = true;
   if (bug("default_copies") && copy.is_none()) do_copy = true;
-  if (!versioned && a.read_only && !bug("read_only_legacy_exported"))
+  if (bug("lawful_legacy_under_max_version")) versioned = false;  // lawful: "or of a different version"
+  if (!versioned && a.read_only && !bug("lawful_read_only_legacy_exported"))
     raise(PyExc_BufferError, "cannot export a read-only array as a legacy capsule (no READ_ONLY flag)");
 
   py::object cap;
@@ -371,6 +383,9 @@ py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
   return array_object(wrap(m->dl_tensor, m->flags, std::move(release), false));
 }
 
+std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
+                            bool read_only, const std::string& data, int device_type = kDLCPU);
+
 py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   g_device_kw_wraps = false;
   if (bug("consumer_rejects_python_classes")) {
@@ -379,6 +394,8 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   }
   if (bug("consumer_type_error_for_non_arrays") && !py::hasattr(obj, "__dlpack__"))
     raise(PyExc_TypeError, "not an array");
+  if (bug("consumer_accepts_anything") && !py::hasattr(obj, "__dlpack__"))
+    return array_object(make({0}, kDLFloat, 32, "contiguous", false, ""));  // "an empty array will do"
   if (!device.is_none()) {
     const bool cpu = (py::isinstance<py::str>(device) && device.cast<std::string>() == "cpu") ||
                      (py::isinstance<py::tuple>(device) && device.cast<std::pair<int, int>>() == std::pair<int, int>{1, 0});
@@ -448,9 +465,15 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   std::function<void()> delete_now;
   if (versioned) {
     auto* v = static_cast<DLManagedTensorVersioned*>(p);
-    if (!bug("consumer_no_major_check") && v->version.major != 1)
-      raise(PyExc_BufferError, "unsupported DLPack version " + std::to_string(v->version.major) + "." +
-                                   std::to_string(v->version.minor));
+    if (!bug("consumer_no_major_check") && v->version.major != 1) {
+      const std::string text = "unsupported DLPack version " + std::to_string(v->version.major) + "." +
+                               std::to_string(v->version.minor);
+      if (bug("lawful_rename_refuse_delete")) {  // only the prefix (the deleter) is touched
+        if (PyCapsule_SetName(cap.ptr(), "used_dltensor_versioned") != 0) throw py::error_already_set();
+        if (v->deleter) v->deleter(v);
+      }
+      raise(PyExc_BufferError, text);
+    }
     if (bug("consumer_rejects_minor_ahead") && v->version.minor > 3)
       raise(PyExc_BufferError, "DLPack version newer than 1.3");
     t = &v->dl_tensor;
@@ -462,6 +485,13 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     release = deleter_of(l);
   }
   const std::string why = refusal(*t, flags);
+  if (!why.empty() && bug("lawful_rename_refuse_delete")) {
+    // Lawful: take ownership (rename), then refuse, releasing what it now owns exactly once.
+    if (PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor") != 0)
+      throw py::error_already_set();
+    release();
+    raise(PyExc_BufferError, why);
+  }
   if (!why.empty()) {
     if (bug("consumer_deletes_on_refusal")) release();
     if (bug("consumer_device_type_error") && t->device.device_type != kDLCPU) raise(PyExc_TypeError, why);
@@ -524,7 +554,10 @@ int xapi_from_py_object(void* obj, DLManagedTensorVersioned** out) {
   try {
     Array& a = py::handle(static_cast<PyObject*>(obj)).cast<Array&>();
     if (a.big_endian) {
-      PyErr_SetString(bug("xapi_from_wrong_error") ? PyExc_TypeError : PyExc_BufferError,
+      // dlpack.h: "this should be a BufferError if possible": another type is lawful (a warning).
+      PyErr_SetString(bug("xapi_from_wrong_error")           ? PyExc_TypeError
+                      : bug("lawful_xapi_runtime_error")   ? PyExc_RuntimeError
+                                                           : PyExc_BufferError,
                       "DLPack only supports native byte order");
       return -1;
     }
@@ -582,7 +615,7 @@ int xapi_dltensor_from_py_object(void* obj, DLTensor* out) {
     int64_t count = 1;
     for (int64_t s : a.shape) count *= s;
     out->data = count ? element0(a) : nullptr;
-    out->device = DLDevice{kDLCPU, 0};
+    out->device = DLDevice{static_cast<DLDeviceType>(a.device_type), 0};
     out->ndim = static_cast<int32_t>(a.shape.size());
     out->dtype = a.dtype;
     out->byte_offset = 0;
@@ -608,6 +641,8 @@ int xapi_dltensor_from_py_object(void* obj, DLTensor* out) {
 int xapi_current_work_stream(DLDeviceType type, int32_t, void** out) {
   // fakearray computes on kCudaStream for CUDA (current_stream() says the same); the CPU has none.
   if (out) *out = type == kDLCUDA && !bug("xapi_stream_null") ? reinterpret_cast<void*>(kCudaStream) : nullptr;
+  // Lawful: for kDLCPU the header says the producer "can simply return NULL", not that it must.
+  if (out && type == kDLCPU && bug("lawful_cpu_work_stream")) *out = reinterpret_cast<void*>(&g_bugs);
   return 0;
 }
 
@@ -637,8 +672,9 @@ void install_exchange_api(py::object cls) {
 // ---- construction from compact bytes in one of DESIGN §3's layouts ------------------------
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
-                            bool read_only, const std::string& data) {
+                            bool read_only, const std::string& data, int device_type) {
   auto a = std::make_shared<Array>();
+  a->device_type = device_type;
   a->dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   a->shape = shape;
   a->read_only = read_only;
@@ -720,7 +756,7 @@ PYBIND11_MODULE(_fakearray, m) {
       .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const Array& a) {
-        return py::make_tuple(1, bug("device_id_wrong") ? 1 : a.device_id);
+        return py::make_tuple(a.device_type, bug("device_id_wrong") ? 1 : a.device_id);
       })
       .def("data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(element0(a)); })
       .def("to_bytes", &to_bytes)
@@ -731,7 +767,7 @@ PYBIND11_MODULE(_fakearray, m) {
   g_array_type = py::object(m.attr("Array")).release().ptr();  // lives as long as the process
   install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
   m.def("make", &make, py::arg("shape"), py::arg("code"), py::arg("bits"), py::arg("layout"),
-        py::arg("read_only"), py::arg("data"));
+        py::arg("read_only"), py::arg("data"), py::arg("device_type") = static_cast<int>(kDLCPU));
   m.def("make_big_endian", [](int64_t n) {
     auto a = make({n}, kDLFloat, 32, "contiguous", false, std::string(static_cast<size_t>(n) * 4, '\0'));
     a->big_endian = true;

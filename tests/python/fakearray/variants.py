@@ -1,7 +1,7 @@
 """One adapter per planted bug, made on first use (``fakearray.variants:NAME``);
 ``correct`` has none. A few names plant several bugs whose target cases are disjoint (to keep
 the CTest run short); COMBINED lists them."""
-from . import KNOWN_BUGS, Adapter
+from . import KNOWN_BUGS, LAWFUL, Adapter
 
 COMBINED = {
     "consumer_gpu_streams": ["consumer_stream_zero_cuda", "consumer_rocm_stream_one"],
@@ -16,7 +16,7 @@ COMBINED = {
 def __getattr__(name):
     if name == "correct":
         return Adapter()
-    if name in KNOWN_BUGS:
+    if name in KNOWN_BUGS or name in LAWFUL:
         return Adapter(bugs=[name])
     if name in COMBINED:
         return Adapter(bugs=COMBINED[name])

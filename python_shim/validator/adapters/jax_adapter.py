@@ -1,6 +1,12 @@
-"""Built-in adapter for JAX (CPU), used only when jax imports."""
+"""Built-in adapter for JAX (CPU), used only when jax imports.
+
+JAX makes 32-bit arrays of 64-bit requests unless x64 is enabled: without it an int64 or
+float64 case would judge truncated data. The adapter enables it before making any array."""
 import jax
-import jax.numpy as jnp
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402 - after the x64 switch
 
 from .array_api import Adapter as _ArrayAPI
 

@@ -80,13 +80,8 @@ void cpu_rejects_stream(CaseContext& ctx) {
   const bool versioned = ctx.param("version") == "versioned";
   Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
   r.req.stream = 1;
-  ctx.phase("export");
-  DLManagedTensorVersioned* v = nullptr;
-  DLManagedTensor* l = nullptr;
-  const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
   Exported e;
-  e.v = rc == DLPV_OK ? v : nullptr;
-  e.l = rc == DLPV_OK ? l : nullptr;
+  const int rc = export_raw(ctx, versioned, r, e);
   ctx.check(rc != DLPV_OK, "STRM-04", "a CPU export given a stream (1) is refused: CPU arrays take stream=None only",
             "a refusal", "exported (the stream value was accepted)");
 }

@@ -14,13 +14,8 @@ namespace {
 void zero_copy(CaseContext& ctx) {
   const bool versioned = ctx.param("version") == "versioned";
   Request r = sample_request(ctx, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_NO_COPY);
-  ctx.phase("export");
-  DLManagedTensorVersioned* v = nullptr;
-  DLManagedTensor* l = nullptr;
-  const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
   Exported e;
-  e.v = rc == DLPV_OK ? v : nullptr;
-  e.l = rc == DLPV_OK ? l : nullptr;
+  const int rc = export_raw(ctx, versioned, r, e);
   if (!ctx.check(rc == DLPV_OK && (e.v || e.l), "KW-04",
                  "copy=False on a CPU array is exported (no copy is needed, so none may be refused)", "DLPV_OK",
                  fmt::format("return {}: {}", rc, ctx.subject().last_error())))
@@ -38,13 +33,8 @@ void needs_copy(CaseContext& ctx) {
   Request r(DLDataType{kDLFloat, 32, 1}, {3, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_NO_COPY);
   r.req.device = DLDevice{kDLCUDA, 0};
   r.req.target_device = DLDevice{kDLCPU, 0};
-  ctx.phase("export");
-  DLManagedTensorVersioned* v = nullptr;
-  DLManagedTensor* l = nullptr;
-  const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
   Exported e;
-  e.v = rc == DLPV_OK ? v : nullptr;
-  e.l = rc == DLPV_OK ? l : nullptr;
+  const int rc = export_raw(ctx, versioned, r, e);
   if (rc != DLPV_OK) {
     ctx.check(true, "KW-04", fmt::format("a CUDA array asked for on the CPU with copy=False is refused (return {}: {})",
                                          rc, ctx.subject().last_error()));

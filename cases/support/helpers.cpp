@@ -145,6 +145,16 @@ void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r) {
                                         shape_text(got.data(), static_cast<int32_t>(got.size()))));
 }
 
+int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) {
+  ctx.phase("export");
+  DLManagedTensorVersioned* v = nullptr;
+  DLManagedTensor* l = nullptr;
+  const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
+  e.v = rc == DLPV_OK ? v : nullptr;
+  e.l = rc == DLPV_OK ? l : nullptr;
+  return rc;
+}
+
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, const char* requirement) {
   Exported e;
   ctx.phase("export");

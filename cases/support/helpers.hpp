@@ -37,6 +37,10 @@ struct Exported {
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
                         const char* requirement = "LAYOUT-01");
 
+/// Export with no refusal rules applied: the return code, and on DLPV_OK the tensor in `e`
+/// (for cases where a refusal is itself the verdict).
+int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e);
+
 /// Inspect an export of `r` against what was asked (dtype, shape, layout, device; the
 /// pattern) under the version the tensor or subject declares, and record the findings.
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);

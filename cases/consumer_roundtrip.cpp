@@ -23,6 +23,23 @@ void roundtrip(CaseContext& ctx) {
                      fmt::format("a 3x4 {} {} tensor", ctx.param("layout"), ctx.param("dtype")));
 }
 
+// The per-tensor rule samples the dtype/layout combinations above do not cover already: the
+// deleter accounting (DEL-02) and the read-back on 0-d, empty, size-1 and 3-d float32 tensors,
+// and on complex128 and fp8 elements. A consumer must take 0-d (LAYOUT-06) and empty
+// (LAYOUT-10) tensors; any float32 tensor is ordinary; other element types are optional.
+void sample_roundtrip(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.dtype = *dtype_from_name(ctx.param("dtype"));
+  spec.shape = shape_named(ctx.param("shape"));
+  const bool versioned = ctx.param("version") == "versioned";
+  const bool core = ctx.param("dtype") == "float32";
+  consumer_roundtrip(ctx, spec, versioned, ctx.info().requirements.front().c_str(),
+                     core ? Refusal::fails : Refusal::skips,
+                     fmt::format("a {} {} tensor", ctx.param("dtype"),
+                                 spec.shape.empty() ? std::string("0-d")
+                                                    : shape_text(spec.shape.data(), static_cast<int32_t>(spec.shape.size()))));
+}
+
 void byte_offset(CaseContext& ctx) {
   MadeSpec spec;
   spec.extra_byte_offset = 64;
@@ -35,6 +52,7 @@ void byte_offset(CaseContext& ctx) {
 
 DLPV_CASE_UNIT(consumer_roundtrip) {
   using namespace dlpv;
+  using cases::Sample;
   struct Combo { const char* dtype; const char* layout; const char* req; Severity sev; };
   const Combo combos[] = {
       {"float32", "contiguous", "DEL-02", Severity::must}, {"int64", "contiguous", "DEL-02", Severity::must},
@@ -59,6 +77,23 @@ DLPV_CASE_UNIT(consumer_roundtrip) {
       c.params = {{"dtype", k.dtype}, {"layout", k.layout}, {"version", kind}, {"device", "cpu:0"}};
       c.needs = {need, "read_array", "release_array"};
       c.body = cases::roundtrip;
+      reg.add(std::move(c));
+    }
+    for (const Sample& sm : cases::rule_samples()) {
+      const std::string name = sm.name;
+      if (name == "uint8" || name == "bool" || name == "float4_e2m1fn") continue;  // in the table above
+      CaseInfo c;
+      c.id = fmt::format("consumer.roundtrip.{}.{}", name, kind);
+      c.title = fmt::format("{} import of a {} {} tensor reads back right; deleter once, after release", kind,
+                            sm.dtype, sm.shape);
+      c.requirements = {"DEL-02", "LAYOUT-01"};
+      if (name == "scalar") c.requirements = {"LAYOUT-06", "DEL-02"};
+      if (name == "empty") c.requirements = {"LAYOUT-10", "DEL-02"};
+      c.role = Role::consumer;
+      c.params = {{"dtype", sm.dtype}, {"shape", sm.shape}, {"layout", "contiguous"}, {"version", kind},
+                  {"device", "cpu:0"}};
+      c.needs = {need, "read_array", "release_array"};
+      c.body = cases::sample_roundtrip;
       reg.add(std::move(c));
     }
     CaseInfo b;

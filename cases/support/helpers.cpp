@@ -81,7 +81,9 @@ void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>
     base.params["version"] = kind;
     base.params["dtype"] = "float32";
     base.params["shape"] = "3x4";
-    base.needs.insert(base.needs.begin(), versioned ? "export_versioned" : "export_legacy");
+    const bool consumer = info.role == Role::consumer;
+    base.needs.insert(base.needs.begin(), consumer ? (versioned ? "import_versioned" : "import_legacy")
+                                                   : (versioned ? "export_versioned" : "export_legacy"));
     reg.add(base);
     for (const Sample& s : rule_samples()) {
       if (about_data && !s.has_data) continue;

@@ -89,7 +89,8 @@ const std::vector<Sample>& rule_samples();
 Request sample_request(CaseContext& ctx, uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, uint32_t flags = 0);
 
 /// Register `base.<kind>` (float32 3x4) and `base.<sample>.<kind>` for every rule sample:
-/// `info` is the template (id = base; params dtype/shape/version are filled in).
+/// `info` is the template (id = base; params dtype/shape/version are filled in, and the
+/// export_* or, for consumer cases, import_* need of the kind).
 /// `about_data`: the rule concerns element values, so the empty sample (no element) is left out.
 void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data = false);
 

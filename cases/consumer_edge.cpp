@@ -104,11 +104,13 @@ void read_only_flag(CaseContext& ctx) {
               fmt::format("refused ({}): {}", rc, error));
     return;
   }
-  ctx.check_as(Severity::must, made->deleter_calls() == 0, "DEL-02",
-               "the deleter is not called while the imported array is alive", "0 calls",
-               std::to_string(made->deleter_calls()));
+  const int early = released_at_import(ctx, *made);
+  read_back_matches(ctx, array, made->expected(), spec.dtype, "LAYOUT-01",
+                    "the imported array of a READ_ONLY tensor holds its elements", early > 0);
   const int writable = ctx.subject().is_writable(array);
-  if (writable < 0)
+  if (early > 0)  // a copy: the consumer's own, writable or not
+    ctx.check_as(Severity::may, true, "FLAG-04", fmt::format("the consumer copied the tensor (is_writable = {})", writable));
+  else if (writable < 0)
     ctx.check_as(Severity::may, true, "FLAG-04", "the library has no read-only notion (is_writable = -1)");
   else
     ctx.check(writable == 0, "FLAG-04", "the imported array of a READ_ONLY tensor is read-only",

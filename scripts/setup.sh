@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config file clang libclang-rt-14-dev
   libdlpack-dev doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest python3-venv
   python3-numpy python3-torch libtorch-dev
   chromium libxml2-utils
 )

@@ -17,6 +17,12 @@ enum class Refusal {
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                         const char* requirement, Refusal refusal, const std::string& what);
 
+/// Right after an import: the deleter calls the consumer made already (0, or 1 for a consumer
+/// that copied the data and released the tensor at once, which is lawful and noted; more fail
+/// DEL-02). The tensor's memory is poisoned by the deleter, so a read-back that still matches
+/// shows a copy.
+int released_at_import(CaseContext& ctx, const MadeTensor& made);
+
 /// Release an imported array and check that this ran the tensor's deleter exactly once (DEL-02).
 void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTensor& made);
 

@@ -205,13 +205,22 @@ void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc) {
 }
 
 bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>& expected,
-                       DLDataType dtype, const char* requirement, const std::string& what) {
+                       DLDataType dtype, const char* requirement, const std::string& what, bool released) {
   ctx.phase("read");
   std::vector<uint8_t> got(expected.size(), 0xEE);
   int rc = ctx.subject().read_array(array, got.data(), got.size());
+  const std::string dangling = "the consumer called the deleter during import but still uses the released tensor";
+  if (rc != DLPV_OK && released) {
+    ctx.check_as(Severity::must, false, "DEL-02", dangling, "its own copy, readable",
+                 fmt::format("read_array failed (return {}): {}", rc, ctx.subject().last_error()));
+    ctx.stop();
+  }
   if (rc != DLPV_OK)
     ctx.harness_error(fmt::format("read_array failed (return {}): {}", rc, ctx.subject().last_error()));
   std::string diff = describe_mismatch(dtype, expected, got);
+  if (!diff.empty() && released)
+    ctx.check_as(Severity::must, false, "DEL-02", dangling + " (its memory, poisoned by the deleter)",
+                 "its own copy of the elements", diff);
   return ctx.check(diff.empty(), requirement, what, "the reference pattern", diff);
 }
 

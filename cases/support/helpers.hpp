@@ -60,8 +60,11 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc);
 
 /// Read an imported array back and compare with the expected bytes; records `requirement`.
+/// `released` (the consumer called the deleter during import): the consumer claims a copy, so a
+/// failed read or a mismatch also fails DEL-02 (it still uses the released tensor).
 bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>& expected,
-                       DLDataType dtype, const char* requirement, const std::string& what);
+                       DLDataType dtype, const char* requirement, const std::string& what,
+                       bool released = false);
 
 /// Skip unless a CUDA driver and device `id` are present (the reason names what is missing).
 void need_cuda(CaseContext& ctx, int32_t id);

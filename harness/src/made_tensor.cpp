@@ -10,8 +10,28 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 namespace dlpv {
+
+namespace {
+// The MadeTensors alive now. A consumer may call a deleter after the case that made the tensor
+// is over (a leaked array collected later); the deleter then finds its MadeTensor gone and
+// must not write anywhere (poisoning freed memory would corrupt whatever lives there now).
+std::mutex& live_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+std::set<const MadeTensor*>& live() {
+  static auto* s = new std::set<const MadeTensor*>;
+  return *s;
+}
+bool alive(const MadeTensor* m) {
+  std::lock_guard<std::mutex> lock(live_mutex());
+  return live().count(m) != 0;
+}
+}  // namespace
 
 size_t heap_in_use() {
   struct mallinfo2 mi = mallinfo2();
@@ -29,6 +49,10 @@ void* guard_address() {
 
 std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versioned) {
   std::unique_ptr<MadeTensor> m(new MadeTensor());
+  {
+    std::lock_guard<std::mutex> lock(live_mutex());
+    live().insert(m.get());
+  }
   m->spec_ = spec;
   m->shape_ = spec.shape;
   const size_t es = element_bytes(spec.dtype);
@@ -131,14 +155,23 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
 }
 
 MadeTensor::~MadeTensor() {
+  {
+    std::lock_guard<std::mutex> lock(live_mutex());
+    live().erase(this);
+  }
   if (device_buffer_) cuda::release(static_cast<int>(spec_.device.device_type), device_buffer_);
   if (struct_mmapped_) munmap(struct_block_, struct_block_size_);
   else std::free(struct_block_);
 }
 
 void MadeTensor::poison() {
-  // After the deleter the struct is dead: point everything at a guard page and route a
-  // second deleter call to a function that only counts.
+  // After the deleter the data and the struct are dead. The data is overwritten with 0xDB, so a
+  // consumer that still reads the tensor's memory sees garbage, never the pattern (one that
+  // copied before releasing still reads its copy); the struct's pointers go to a guard page,
+  // and a second deleter call reaches a function that only counts.
+  std::memset(buffer_.data(), 0xDB, buffer_.size());
+  if (device_buffer_ && cuda::use_device(spec_.device.device_id))
+    cuda::copy_to_device(device_buffer_, buffer_.data(), buffer_.size());
   void* g = guard_address();
   if (versioned_) {
     versioned_->deleter = &MadeTensor::poisoned_versioned_deleter;
@@ -157,17 +190,19 @@ void MadeTensor::poison() {
 
 void MadeTensor::versioned_deleter(DLManagedTensorVersioned* self) {
   auto* m = static_cast<MadeTensor*>(self->manager_ctx);
-  if (m->deleter_calls_++ == 0) m->poison();
+  if (alive(m) && m->deleter_calls_++ == 0) m->poison();
 }
 void MadeTensor::legacy_deleter(DLManagedTensor* self) {
   auto* m = static_cast<MadeTensor*>(self->manager_ctx);
-  if (m->deleter_calls_++ == 0) m->poison();
+  if (alive(m) && m->deleter_calls_++ == 0) m->poison();
 }
 void MadeTensor::poisoned_versioned_deleter(DLManagedTensorVersioned* self) {
-  static_cast<MadeTensor*>(self->manager_ctx)->deleter_calls_++;
+  auto* m = static_cast<MadeTensor*>(self->manager_ctx);
+  if (alive(m)) m->deleter_calls_++;
 }
 void MadeTensor::poisoned_legacy_deleter(DLManagedTensor* self) {
-  static_cast<MadeTensor*>(self->manager_ctx)->deleter_calls_++;
+  auto* m = static_cast<MadeTensor*>(self->manager_ctx);
+  if (alive(m)) m->deleter_calls_++;
 }
 
 }  // namespace dlpv

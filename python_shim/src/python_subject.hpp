@@ -88,6 +88,7 @@ class PythonSubject final : public Subject {
 
   py::object adapter_;
   DLDevice home_{kDLCPU, 0};
+  std::string unavailable_;  ///< why nothing can be exercised (the adapter declares no device)
   std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
   py::object exchange_type_;  ///< the array type carrying a __dlpack_c_exchange_api__ capsule
   std::string spec_;

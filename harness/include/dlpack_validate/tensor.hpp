@@ -138,8 +138,9 @@ struct MadeSpec {
 
 /// A tensor built by the validator. It owns its buffers for the whole case (so a consumer
 /// touching freed data reads poison rather than crashing nondeterministically), counts
-/// deleter calls, and poisons the managed struct when the deleter runs, so later touches
-/// of the struct's pointers hit a guard page.
+/// deleter calls, and poisons data (0xDB) and managed struct when the deleter runs, so a
+/// consumer still viewing the data reads garbage and later touches of the struct's pointers
+/// hit a guard page.
 class MadeTensor {
  public:
   static std::unique_ptr<MadeTensor> make(const MadeSpec& spec, bool versioned);

@@ -13,7 +13,8 @@ An adapter is any object with::
 ``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n)[i]`` and raises
 NotImplementedError for what it cannot make (reported as a skip). Optional extra:
 ``unexportable(self) -> [(description, array[, requirement id]), ...]``: arrays whose data DLPack cannot
-express (ERR-01). ``current_stream(self, device) -> int``: the stream handle the library's
+express (ERR-01). ``unavailable: str``: why the package cannot be exercised here (no device); with
+``devices()`` empty, every case is a skip quoting it. ``current_stream(self, device) -> int``: the stream handle the library's
 consumer computes on for ``device`` (e.g. ``torch.cuda.current_stream(i).cuda_stream``), for
 STRM-07; it raises when there is none (no such device here).
 
@@ -29,6 +30,11 @@ BUILTIN = {
     "torch": "validator.adapters.torch_adapter",
     "cupy": "validator.adapters.cupy_adapter",
     "jax": "validator.adapters.jax_adapter",
+    "paddle": "validator.adapters.paddle_adapter",
+    "tvm_ffi": "validator.adapters.tvm_ffi_adapter",
+    "pyarrow": "validator.adapters.pyarrow_adapter",
+    "tensorflow": "validator.adapters.tensorflow_adapter",
+    "mlx": "validator.adapters.mlx_adapter",
 }
 
 

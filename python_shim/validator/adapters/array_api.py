@@ -40,16 +40,13 @@ class Adapter:
         if read_only:
             raise NotImplementedError("the Array API has no read-only arrays")
         shape = tuple(int(s) for s in shape)
-        logical = self._asarray(pattern(dtype_key, math.prod(shape)), dt, shape)
-        if layout == "contiguous":
-            return logical
-        if layout == "fortran" and hasattr(xp, "permute_dims"):
-            order = tuple(range(len(shape)))[::-1]
-            return xp.permute_dims(xp.asarray(xp.permute_dims(logical, order), copy=True), order)
-        if layout == "broadcast" and hasattr(xp, "broadcast_to") and shape:
-            row = self._asarray(pattern(dtype_key, math.prod(shape[1:])), dt, shape[1:])
-            return xp.broadcast_to(row, shape)
-        raise NotImplementedError(f"the generic Array API adapter cannot make layout {layout!r}")
+        if layout != "contiguous":
+            # The standard has no way to ask for strides, and a library is free to copy in
+            # permute_dims or asarray: an array claimed to be Fortran-ordered might not be, and
+            # the producer would then be misjudged. Only the compact layout is certain.
+            raise NotImplementedError(f"the generic Array API adapter cannot guarantee layout {layout!r} "
+                                      "(the standard has no way to ask for strides)")
+        return self._asarray(pattern(dtype_key, math.prod(shape)), dt, shape)
 
     def from_dlpack(self, obj, **kwargs):
         return self.xp.from_dlpack(obj, **kwargs)

@@ -1,49 +1,29 @@
-"""Built-in adapter for NumPy (CPU only)."""
-import math
+"""Built-in adapter for NumPy (CPU only).
 
+NumPy's own dtypes always; the ml_dtypes formats (bfloat16, fp8, ...) only where NumPy can
+exchange them, i.e. where ``np.dtypes.register_dlpack_dtype`` exists (numpy PR 31256, NumPy
+2.5): the adapter registers each format there, as ml_dtypes itself would. Elsewhere those cases
+skip and say why."""
 import numpy as np
 
-from .._dlpack_validate import pattern_bytes
+from . import _numpy_layouts as L
 
-_DTYPES = {
-    (6, 8): np.bool_,
-    (0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64,
-    (1, 8): np.uint8, (1, 16): np.uint16, (1, 32): np.uint32, (1, 64): np.uint64,
-    (2, 16): np.float16, (2, 32): np.float32, (2, 64): np.float64,
-    (5, 64): np.complex64, (5, 128): np.complex128,
-}
+_REGISTER = getattr(getattr(np, "dtypes", None), "register_dlpack_dtype", None)
 
 
-def logical_array(dtype_key, shape, dt):
-    """The compact row-major array whose element i is pattern element i (a fresh copy)."""
-    n = math.prod(shape)
-    return np.frombuffer(pattern_bytes(dtype_key, n), dtype=dt).reshape(shape).copy()
-
-
-def lay_out(logical, layout, dtype_key):
-    """A view of the same logical values in one of DESIGN §3's layouts."""
-    shape, dt = logical.shape, logical.dtype
-    if layout == "contiguous":
-        return logical
-    if not shape:
-        raise NotImplementedError(f"layout {layout} needs ndim >= 1")
-    if layout == "fortran":
-        return np.asfortranarray(logical)
-    if layout == "strided":
-        big = np.zeros(shape[:-1] + (2 * shape[-1],), dtype=dt)
-        view = big[..., ::2]
-        view[...] = logical
-        return view
-    if layout == "offset":
-        buf = np.zeros(logical.size + 1, dtype=dt)
-        buf[1:] = logical.ravel()
-        return buf[1:].reshape(shape)
-    if layout == "reversed":
-        return logical[::-1].copy()[::-1]
-    if layout == "broadcast":
-        row = logical_array(dtype_key, shape[1:], dt)
-        return np.lib.stride_tricks.as_strided(row, shape, (0,) + row.strides, writeable=True)
-    raise NotImplementedError(f"unknown layout {layout!r}")
+def _registered():
+    """(code, bits) -> dtype of the ml_dtypes formats registered for DLPack (empty without the API)."""
+    if _REGISTER is None:
+        return {}
+    out = {}
+    for key in L.ml_dtypes_names():
+        dt = L.numpy_dtype(key)
+        try:
+            _REGISTER(key, dt)
+        except (ValueError, TypeError):  # already registered (by ml_dtypes) or refused
+            pass
+        out[key] = dt
+    return out
 
 
 class Adapter:
@@ -52,9 +32,12 @@ class Adapter:
     def __init__(self):
         self.name = "numpy"
         self.version = np.__version__
+        self._extra = _registered()
 
     def dtypes(self):
-        return {k: np.dtype(v) for k, v in _DTYPES.items()}
+        out = {k: np.dtype(v) for k, v in L._BASE.items()}
+        out.update(self._extra)
+        return out
 
     def devices(self):
         return [(1, 0)]
@@ -62,11 +45,14 @@ class Adapter:
     def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
         if tuple(device) != (1, 0):
             raise NotImplementedError(f"numpy arrays live on the CPU only, not {tuple(device)}")
-        dt = _DTYPES.get(tuple(dtype_key))
-        if dt is None:
-            raise NotImplementedError(f"numpy has no dtype for DLPack (code, bits) {tuple(dtype_key)}")
-        shape = tuple(int(s) for s in shape)
-        a = lay_out(logical_array(dtype_key, shape, dt), layout, dtype_key)
+        key = tuple(dtype_key)
+        if key not in self.dtypes():
+            why = ""
+            if key in L.ml_dtypes_names() and _REGISTER is None:
+                why = (f" (ml_dtypes has it, but NumPy {np.__version__} has no np.dtypes.register_dlpack_dtype "
+                       "to exchange it: numpy PR 31256, NumPy 2.5)")
+            raise NotImplementedError(f"numpy has no DLPack-exchangeable dtype for (code, bits) {key}{why}")
+        a = L.lay_out(L.logical(key, shape), layout, key)
         if read_only:
             a.flags.writeable = False
         return a
@@ -75,7 +61,7 @@ class Adapter:
         return np.from_dlpack(obj, **kwargs)
 
     def to_bytes(self, array):
-        return np.ascontiguousarray(array).tobytes()
+        return L.bytes_of(array, L.subbyte_bits(array.dtype))
 
     def is_writable(self, array):
         return bool(array.flags.writeable)

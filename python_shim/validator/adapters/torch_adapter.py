@@ -14,6 +14,14 @@ _DTYPES = {
     (4, 16): torch.bfloat16,
     (5, 64): torch.complex64, (5, 128): torch.complex128,
 }
+# Newer element types, where this torch has them (unsigned ints from 2.3, fp8 formats; DLPack
+# codes of DLPack 1.1). torch's float4_e2m1fn_x2 packs two elements per item (lanes 2): not a
+# (code, bits) key of the adapter protocol, so not offered.
+for _key, _name in {(1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+                    (10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2",
+                    (13, 8): "float8_e5m2fnuz", (14, 8): "float8_e8m0fnu"}.items():
+    if hasattr(torch, _name):
+        _DTYPES[_key] = getattr(torch, _name)
 
 
 def _logical(dtype_key, shape, dt, device):

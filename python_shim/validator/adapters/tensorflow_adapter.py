@@ -1,0 +1,46 @@
+"""Built-in adapter for TensorFlow (tensorflow-cpu), used only when tensorflow imports. Tensors
+are always compact (tf.constant of a NumPy array of the pattern; bfloat16 cast from float32);
+the consumer under test is tf.experimental.dlpack.from_dlpack."""
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from . import _numpy_layouts as L  # noqa: E402
+
+_NAMES = {
+    (6, 8): "bool", (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+    (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+    (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
+    (5, 64): "complex64", (5, 128): "complex128", (4, 16): "bfloat16",
+}
+
+
+class Adapter(L.NumpyBacked):
+    module_name = "tensorflow"
+
+    def __init__(self):
+        self.name = "tensorflow"
+        self.version = tf.__version__
+
+    def _dtype(self, key):
+        name = _NAMES.get(key)
+        return getattr(tf, name, None) if name else None
+
+    def _wrap(self, a, key, device):
+        with tf.device("/CPU:0"):
+            if key == (4, 16):
+                return tf.cast(tf.constant(a.astype(np.float32)), tf.bfloat16)
+            return tf.constant(a)
+
+    def _to_numpy(self, array):
+        if array.dtype == tf.bfloat16:
+            return L.logical_from_float(tf.cast(array, tf.float32).numpy(), (4, 16))
+        return array.numpy()
+
+    def from_dlpack(self, obj, **kwargs):
+        if kwargs:
+            raise TypeError(f"tf.experimental.dlpack.from_dlpack takes no keywords ({', '.join(kwargs)})")
+        return tf.experimental.dlpack.from_dlpack(obj)

@@ -5,52 +5,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
-
 #include "support/helpers.hpp"
 
 namespace dlpv::cases {
 namespace {
-
-// The trampoline: the managed struct keeps the producer's manager_ctx; only the deleter
-// pointer is swapped, and the original is found again by the struct's address.
-struct Interposed {
-  void (*versioned)(DLManagedTensorVersioned*) = nullptr;
-  void (*legacy)(DLManagedTensor*) = nullptr;
-  int calls = 0;
-};
-std::mutex g_mutex;
-std::map<const void*, Interposed> g_interposed;
-
-void versioned_trampoline(DLManagedTensorVersioned* self) {
-  void (*original)(DLManagedTensorVersioned*) = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_interposed.find(self);
-    if (it == g_interposed.end()) return;
-    if (++it->second.calls > 1) return;  // a second call must not reach the producer twice
-    original = it->second.versioned;
-  }
-  original(self);  // the trampoline stays in place: a second call is counted, not forwarded
-}
-
-void legacy_trampoline(DLManagedTensor* self) {
-  void (*original)(DLManagedTensor*) = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_interposed.find(self);
-    if (it == g_interposed.end()) return;
-    if (++it->second.calls > 1) return;
-    original = it->second.legacy;
-  }
-  original(self);
-}
-
-int calls_of(const void* key) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return g_interposed[key].calls;
-}
 
 void exchange(CaseContext& ctx) {
   const bool versioned = ctx.param("version") == "versioned";
@@ -64,18 +22,10 @@ void exchange(CaseContext& ctx) {
 
   Request r(dtype, {3, 4}, layout);
   Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-01");
-  const void* key = e.v ? static_cast<const void*>(e.v) : static_cast<const void*>(e.l);
-  const bool has_deleter = e.v ? e.v->deleter != nullptr : e.l->deleter != nullptr;
-  if (has_deleter) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    Interposed& slot = g_interposed[key];
-    slot = Interposed{};
-    if (e.v) { slot.versioned = e.v->deleter; e.v->deleter = &versioned_trampoline; }
-    else { slot.legacy = e.l->deleter; e.l->deleter = &legacy_trampoline; }
-  } else {
-    ctx.note("the producer's tensor has no deleter: deleter accounting not possible");
-  }
-
+  // The producer's deleter, counted by a trampoline the validator puts in front of it.
+  DeleterCounter counter(e.v ? static_cast<void*>(e.v) : static_cast<void*>(e.l), versioned);
+  const bool has_deleter = counter.installed();
+  if (!has_deleter) ctx.note("the producer's tensor has no deleter: deleter accounting not possible");
   ctx.phase("import");
   void* array = nullptr;
   const int rc = versioned ? consumer.import_versioned(e.v, &array) : consumer.import_legacy(e.l, &array);
@@ -84,17 +34,17 @@ void exchange(CaseContext& ctx) {
     if (has_deleter) {
       // The refusing consumer may have called the deleter once itself; else the producer's
       // tensor is still the validator's to release (plugin ABI, DEL-08).
-      const int by_consumer = calls_of(key);
+      const int by_consumer = counter.calls();
       if (by_consumer > 0) {
         e.v = nullptr;
         e.l = nullptr;
       }
       ctx.phase("release");
       e.release();
-      ctx.check_as(Severity::must, calls_of(key) == 1, "DEL-08",
+      ctx.check_as(Severity::must, counter.calls() == 1, "DEL-08",
                    "a tensor the consumer refused is released exactly once (by the consumer, or by the caller after)",
                    "1 call in all",
-                   by_consumer == 0 ? fmt::format("0 by the consumer + 1 by the caller's cleanup = {}", calls_of(key))
+                   by_consumer == 0 ? fmt::format("0 by the consumer + 1 by the caller's cleanup = {}", counter.calls())
                                     : fmt::format("{} by the consumer", by_consumer));
     }
     ctx.skip(fmt::format("the consumer refused the producer's {} {} {} tensor cleanly ({}): {}",
@@ -103,20 +53,20 @@ void exchange(CaseContext& ctx) {
   Exported owned_by_consumer = std::move(e);  // from here the consumer owns it
   owned_by_consumer.v = nullptr;
   owned_by_consumer.l = nullptr;
-  if (has_deleter && calls_of(key) > 0) {
+  if (has_deleter && counter.calls() > 0) {
     // A consumer that copied during import may release the producer's tensor at once (dlpack.h:
     // the deleter is called when the borrowing framework "doesn't need the tensor"). The
     // producer's memory cannot be poisoned from here, so only the count is judged.
-    ctx.check_as(Severity::must, calls_of(key) == 1, "DEL-02",
+    ctx.check_as(Severity::must, counter.calls() == 1, "DEL-02",
                  "a consumer that releases the producer's tensor during import does so once", "1 call",
-                 std::to_string(calls_of(key)));
+                 std::to_string(counter.calls()));
     ctx.note("the consumer released the producer's tensor during import (it copied the data)");
   }
   ctx.phase("read");
   const std::vector<uint8_t> want = expected_bytes(dtype, r.shape, layout);
   std::vector<uint8_t> got(want.size(), 0xEE);
   if (consumer.read_array(array, got.data(), got.size()) != DLPV_OK) {
-    if (has_deleter && calls_of(key) > 0)
+    if (has_deleter && counter.calls() > 0)
       ctx.check_as(Severity::must, false, "DEL-02",
                    "the consumer released the producer's tensor during import but still uses it",
                    "its own copy, readable", "read_array failed: " + consumer.last_error());
@@ -130,11 +80,9 @@ void exchange(CaseContext& ctx) {
   ctx.phase("release");
   consumer.release_array(array);
   if (has_deleter)
-    ctx.check_as(Severity::must, calls_of(key) == 1, "DEL-02",
+    ctx.check_as(Severity::must, counter.calls() == 1, "DEL-02",
                  "the consumer's release runs the producer's deleter exactly once", "1 call",
-                 fmt::format("{} call(s)", calls_of(key)));
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_interposed.erase(key);
+                 fmt::format("{} call(s)", counter.calls()));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <dlpack_validate/cuda.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dlpv::cases {
 
 Request::Request(DLDataType dtype, std::vector<int64_t> s, uint32_t layout, uint32_t flags)
@@ -209,17 +211,22 @@ bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>
   ctx.phase("read");
   std::vector<uint8_t> got(expected.size(), 0xEE);
   int rc = ctx.subject().read_array(array, got.data(), got.size());
-  const std::string dangling = "the consumer called the deleter during import but still uses the released tensor";
-  if (rc != DLPV_OK && released) {
-    ctx.check_as(Severity::must, false, "DEL-02", dangling, "its own copy, readable",
-                 fmt::format("read_array failed (return {}): {}", rc, ctx.subject().last_error()));
+  if (rc == DLPV_UNSUPPORTED)  // the adapter cannot read this array back (not the library's fault)
+    ctx.skip("the imported array cannot be read back here: " + ctx.subject().last_error());
+  if (rc != DLPV_OK) {
+    // The import claimed success, so an array that cannot even be read is the consumer's failure.
+    ctx.check(false, requirement, "the imported array can be read back: " + what, "its elements",
+              fmt::format("reading it failed (return {}): {}", rc, ctx.subject().last_error()));
     ctx.stop();
   }
-  if (rc != DLPV_OK)
-    ctx.harness_error(fmt::format("read_array failed (return {}): {}", rc, ctx.subject().last_error()));
   std::string diff = describe_mismatch(dtype, expected, got);
-  if (!diff.empty() && released)
-    ctx.check_as(Severity::must, false, "DEL-02", dangling + " (its memory, poisoned by the deleter)",
+  // A consumer that released the tensor during import and reads 0xDB (the poison the deleter
+  // leaves) still views the released memory.
+  const bool poison = !diff.empty() && !got.empty() &&
+                      std::count(got.begin(), got.end(), uint8_t{0xDB}) * 2 >= static_cast<long>(got.size());
+  if (released && poison)
+    ctx.check_as(Severity::must, false, "DEL-02",
+                 "the consumer called the deleter during import but still uses the released tensor (poisoned by the deleter)",
                  "its own copy of the elements", diff);
   return ctx.check(diff.empty(), requirement, what, "the reference pattern", diff);
 }

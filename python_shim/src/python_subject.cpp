@@ -266,6 +266,14 @@ void PythonSubject::probe() {
   else absent["read_array"] = "the adapter has no to_bytes";
   if (py::hasattr(adapter_, "is_writable")) info_.capabilities.push_back("is_writable");
   if (facts_.consumer) info_.capabilities.push_back("release_array");
+  if (facts_.consumer) {
+    // An adapter whose library only takes capsules (TensorFlow) calls __dlpack__ itself: the
+    // consumer protocol is then the adapter's, and the cases about it skip.
+    if (py::hasattr(adapter_, "consumer_protocol") && !adapter_.attr("consumer_protocol").cast<bool>())
+      absent["consumer_protocol"] = py::str(adapter_.attr("consumer_protocol_note")).cast<std::string>();
+    else
+      info_.capabilities.push_back("consumer_protocol");
+  }
   if (facts_.exchange_attr == "capsule") info_.capabilities.push_back("exchange_api");
 
   // Notes a reader of the report needs.
@@ -394,7 +402,8 @@ int PythonSubject::read_array(void* array, void* dst, size_t nbytes) {
     return DLPV_OK;
   } catch (py::error_already_set& e) {
     set_error("to_bytes raised " + describe(e));
-    return DLPV_ERROR;
+    // NotImplementedError: the adapter cannot read this back (an adapter limitation, a skip).
+    return is_instance_of(e, PyExc_NotImplementedError) ? DLPV_UNSUPPORTED : DLPV_ERROR;
   } catch (const std::exception& e) {
     set_error(e.what());
     return DLPV_ERROR;

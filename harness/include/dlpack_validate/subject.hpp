@@ -15,10 +15,12 @@ namespace dlpv {
 
 /// Capabilities a case can need; the names are the plugin table's member names, plus
 /// "copy_keyword": the producer can be told copy=True / copy=False (the plugin request's
-/// DLPV_REQ_COPY / DLPV_REQ_NO_COPY; a Python __dlpack__ with the 2023.12 copy= keyword).
+/// DLPV_REQ_COPY / DLPV_REQ_NO_COPY; a Python __dlpack__ with the 2023.12 copy= keyword);
+/// "consumer_protocol": a Python package's from_dlpack takes any object with __dlpack__ (not only
+/// a capsule), so the keywords, streams and call order it uses are its own.
 inline constexpr const char* kCapabilities[] = {
-    "export_versioned", "export_legacy", "import_versioned", "import_legacy",
-    "read_array",       "is_writable",   "release_array",    "exchange_api", "copy_keyword"};
+    "export_versioned", "export_legacy", "import_versioned", "import_legacy", "read_array",
+    "is_writable",      "release_array", "exchange_api",     "copy_keyword",  "consumer_protocol"};
 
 struct SubjectInfo {
   int index = 0;

@@ -56,6 +56,26 @@ inline void call_deleter(void* managed, bool versioned) {
   }
 }
 
+/// Counts the calls to a library's own deleter: the tensor's deleter pointer is replaced by a
+/// trampoline that counts every call and forwards only the first to the library (so a second
+/// call is seen, never a double free). For tensors the validator did not make (pair cases, a
+/// producer's capsule).
+class DeleterCounter {
+ public:
+  /// `managed`: a DLManagedTensorVersioned* (versioned) or DLManagedTensor*. A NULL deleter is
+  /// left alone (installed() is then false).
+  DeleterCounter(void* managed, bool versioned);
+  ~DeleterCounter();
+  DeleterCounter(const DeleterCounter&) = delete;
+  DeleterCounter& operator=(const DeleterCounter&) = delete;
+  bool installed() const { return installed_; }
+  int calls() const;
+
+ private:
+  const void* key_ = nullptr;
+  bool installed_ = false;
+};
+
 // ---- safe memory access ----------------------------------------------------------------
 /// Copy n bytes from addr without faulting on a bad address (process_vm_readv on ourselves);
 /// returns false if any byte is unreadable.

@@ -14,7 +14,10 @@ An adapter is any object with::
 NotImplementedError for what it cannot make (reported as a skip). Optional extra:
 ``unexportable(self) -> [(description, array[, requirement id]), ...]``: arrays whose data DLPack cannot
 express (ERR-01). ``unavailable: str``: why the package cannot be exercised here (no device); with
-``devices()`` empty, every case is a skip quoting it. ``current_stream(self, device) -> int``: the stream handle the library's
+``devices()`` empty, every case is a skip quoting it. ``cpu_device(self)``: the object to pass as
+``from_dlpack(device=...)`` for the CPU (default the string ``"cpu"``). ``consumer_protocol = False``
+(with ``consumer_protocol_note``): the library's consumer takes capsules only and the adapter calls
+``__dlpack__`` for it, so the cases about the calling protocol skip with that note. ``current_stream(self, device) -> int``: the stream handle the library's
 consumer computes on for ``device`` (e.g. ``torch.cuda.current_stream(i).cuda_stream``), for
 STRM-07; it raises when there is none (no such device here).
 

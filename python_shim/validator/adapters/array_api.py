@@ -48,6 +48,19 @@ class Adapter:
                                       "(the standard has no way to ask for strides)")
         return self._asarray(pattern(dtype_key, math.prod(shape)), dt, shape)
 
+    def cpu_device(self):
+        """The namespace's CPU device object (for from_dlpack(device=...)): the inspection API's
+        device whose name says CPU, else the string "cpu"."""
+        info = getattr(self.xp, "__array_namespace_info__", None)
+        if info is not None:
+            try:
+                for d in info().devices():
+                    if "cpu" in str(d).lower():
+                        return d
+            except Exception:  # noqa: BLE001 - an optional API
+                pass
+        return "cpu"
+
     def from_dlpack(self, obj, **kwargs):
         return self.xp.from_dlpack(obj, **kwargs)
 

@@ -44,6 +44,9 @@ class Adapter:
             raise NotImplementedError("JAX arrays are immutable; they have no read-only flag to test")
         return jax.device_put(L.logical(key, shape), self._cpu)
 
+    def cpu_device(self):
+        return self._cpu
+
     def from_dlpack(self, obj, **kwargs):
         return jnp.from_dlpack(obj, **kwargs)
 

@@ -29,7 +29,7 @@ class Adapter(L.NumpyBacked):
     def _wrap(self, a, key, device):
         if key == (4, 16):
             return mx.array(a.astype(np.float32)).astype(mx.bfloat16)
-        return mx.array(a)
+        return mx.array(a, dtype=self._dtype(key))  # without dtype=, float64 would become float32
 
     def _to_numpy(self, array):
         if array.dtype == mx.bfloat16:

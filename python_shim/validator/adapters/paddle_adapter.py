@@ -8,7 +8,8 @@ from . import _numpy_layouts as L
 
 _NAMES = {
     (6, 8): "bool", (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
-    (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+    # paddle.uint16 is the storage alias of bfloat16 (it prints as paddle.bfloat16): not offered.
+    (1, 8): "uint8", (1, 32): "uint32", (1, 64): "uint64",
     (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
     (5, 64): "complex64", (5, 128): "complex128",
     (4, 16): "bfloat16", (10, 8): "float8_e4m3fn", (12, 8): "float8_e5m2",

@@ -40,7 +40,15 @@ class Adapter(L.NumpyBacked):
             return L.logical_from_float(tf.cast(array, tf.float32).numpy(), (4, 16))
         return array.numpy()
 
+    # TensorFlow's consumer takes a capsule, not an object with __dlpack__: the adapter asks for
+    # the capsule (as a pre-2023.12 caller would, no keywords), so the capsule handling is
+    # TensorFlow's and the calling protocol is the adapter's (those cases skip, saying so).
+    consumer_protocol = False
+    consumer_protocol_note = ("tf.experimental.dlpack.from_dlpack takes a capsule, not an object with __dlpack__: "
+                              "the adapter calls __dlpack__() for it, so keywords, streams and call order are not "
+                              "TensorFlow's to judge")
+
     def from_dlpack(self, obj, **kwargs):
         if kwargs:
             raise TypeError(f"tf.experimental.dlpack.from_dlpack takes no keywords ({', '.join(kwargs)})")
-        return tf.experimental.dlpack.from_dlpack(obj)
+        return tf.experimental.dlpack.from_dlpack(obj.__dlpack__())

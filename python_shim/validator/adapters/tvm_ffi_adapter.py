@@ -23,7 +23,10 @@ class Adapter(L.NumpyBacked):
         return tvm_ffi.from_dlpack(a)
 
     def _to_numpy(self, array):
-        return np.from_dlpack(array)
+        try:
+            return np.from_dlpack(array)
+        except (BufferError, RuntimeError, TypeError) as e:  # a dtype NumPy cannot hold
+            raise NotImplementedError(f"NumPy cannot read back a tvm_ffi tensor of dtype {array.dtype}: {e}") from e
 
     def from_dlpack(self, obj, **kwargs):
         return tvm_ffi.from_dlpack(obj, **kwargs)

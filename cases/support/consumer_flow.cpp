@@ -23,6 +23,9 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
     else if (refusal == Refusal::fails)
       ctx.check(false, requirement, "the consumer must import " + what,
                 "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
+    else if (refusal == Refusal::warns)
+      ctx.check_as(Severity::should, false, requirement, "the consumer should import " + what,
+                   "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
     else
       ctx.check(true, requirement, fmt::format("the consumer refused {} cleanly ({})", what, rc));
     return;

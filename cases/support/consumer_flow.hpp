@@ -10,6 +10,7 @@ namespace dlpv::cases {
 enum class Refusal {
   fails,   ///< the consumer must accept this tensor: a refusal violates `requirement`
   allowed, ///< a clean refusal is a legal answer (only misreading is a violation)
+  warns,   ///< a clean refusal breaks no MUST but costs interoperability: a warning
   skips    ///< a clean refusal means the consumer lacks the feature: a reasoned skip
 };
 

@@ -59,7 +59,9 @@ class Supervisor {
   bool start(CaseOutcome& out) {
     worker_ = std::make_unique<WorkerProcess>();
     std::string err;
-    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err))
+    // The first worker loads every subject (its hello describes them); later ones (after a
+    // crash or with --isolate=case) load only what their cases need.
+    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty()))
       throw std::runtime_error(err);
     ++run_.workers_started;
     nlohmann::json ev;

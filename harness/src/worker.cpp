@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -93,19 +94,40 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   g_event_fd = move_high(protocol::kEventFd);
   apply_memory_limit();
 
-  std::vector<std::unique_ptr<Subject>> subjects;
+  // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case
+  // first needs it: after a crash, only the next cases' libraries are imported again.
+  const char* lazy_var = std::getenv("DLPV_WORKER_LAZY");
+  const bool lazy = lazy_var && std::strcmp(lazy_var, "1") == 0;
+  std::vector<std::unique_ptr<Subject>> subjects(specs.size());
   nlohmann::json infos = nlohmann::json::array();
-  for (size_t i = 0; i < specs.size(); ++i) {
+  for (size_t i = 0; i < specs.size() && !lazy; ++i) {
     try {
-      subjects.push_back(loader(specs[i], static_cast<int>(i)));
+      subjects[i] = loader(specs[i], static_cast<int>(i));
     } catch (const SubjectLoadError& e) {
       write_event({{"event", "load_error"}, {"subject", i}, {"message", e.message}});
       return 0;
     }
-    infos.push_back(protocol::subject_to_json(subjects.back()->info()));
+    infos.push_back(protocol::subject_to_json(subjects[i]->info()));
   }
   keep_stdio_open();
   write_event({{"event", "hello"}, {"subjects", infos}});
+  // Makes subject `upto` usable (lazy workers): loads every subject up to it that is not yet
+  // loaded, in the command line's order, the order the first worker used (libraries can depend
+  // on it: Paddle crashes when imported after TensorFlow). False with `why` if one cannot load.
+  auto ensure = [&](int upto, std::string& why) {
+    for (int i = 0; i <= upto; ++i) {
+      if (subjects[static_cast<size_t>(i)]) continue;
+      write_event({{"event", "phase"}, {"phase", "load"}});
+      try {
+        subjects[static_cast<size_t>(i)] = loader(specs[static_cast<size_t>(i)], i);
+      } catch (const SubjectLoadError& e) {
+        why = "subject " + std::to_string(i) + " did not load in a fresh worker: " + e.message;
+        return false;
+      }
+      keep_stdio_open();
+    }
+    return true;
+  };
 
   FILE* commands = fdopen(g_command_fd, "r");
   if (!commands) return 121;
@@ -116,7 +138,10 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     if (std::strncmp(line, "quit", 4) == 0) break;
     if (std::strncmp(line, "bench ", 6) == 0) {  // `bench SETTINGS_JSON`: time every route
       std::vector<Subject*> all;
-      for (auto& s : subjects) all.push_back(s.get());
+      std::string why;
+      ensure(static_cast<int>(subjects.size()) - 1, why);
+      for (auto& s : subjects)
+        if (s) all.push_back(s.get());
       nlohmann::json section;
       try {
         section = bench::worker_bench(all, line + 6, [](const std::string& route) {
@@ -139,7 +164,12 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     }
     const CaseInfo* info = Registry::instance().find(id);
     CaseOutcome out;
-    if (!info) {
+    std::string load_problem;
+    if (!ensure(std::max(subject, peer), load_problem)) {
+      out.status = Status::error;
+      out.phase = "load";
+      out.message = load_problem;
+    } else if (!info) {
       out.status = Status::error;
       out.message = std::string("unknown case id ") + id;
     } else {

@@ -30,8 +30,11 @@ class WorkerProcess {
 
   ~WorkerProcess() { kill_and_reap(); }
 
+  /// `lazy`: the worker loads each subject when a case first needs it, not all at start (the
+  /// supervisor already knows the subjects from an earlier worker; after a crash only what the
+  /// next cases need is imported again).
   bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
-             unsigned long long memory_limit_mib, std::string& err);
+             unsigned long long memory_limit_mib, std::string& err, bool lazy = false);
   bool send(const std::string& line);
   /// Next event, or eof (worker closed its event fd / died), or timeout at the deadline.
   Wait next(nlohmann::json& ev, Clock::time_point deadline);

@@ -115,9 +115,12 @@ void distinct(CaseContext& ctx) {
 }
 
 // One full round of what a heap measurement is about to do (make, export, consume, release),
-// so that what a library keeps for good the first time (JIT caches, pools, interned
-// dtypes: JAX keeps about 1.5 MB) is already in the baseline and not taken for a leak.
-void warm_up(CaseContext& ctx, PythonSubject& ps) {
+// so that what a library keeps for good the first time (JIT caches, pools, interned dtypes:
+// JAX keeps about 1.5 MB) is already in the baseline and not taken for a leak. Returns whether
+// the deleter's release of the 4 MiB buffer shows in the C heap at all: TensorFlow and MLX keep
+// their buffers in allocators of their own, where a release cannot be observed from here.
+bool warm_up(CaseContext& ctx, PythonSubject& ps) {
+  size_t before = 0;
   {
     py::object x = ps.make(kBig, kF32);
     Call c = call_dlpack(x, newest_kwargs(ps));
@@ -125,15 +128,18 @@ void warm_up(CaseContext& ctx, PythonSubject& ps) {
     Taken t = take(ctx, c.value, "CAP-01");
     c.value = py::none();
     x = py::none();
+    gc_collect(ctx);
+    before = heap_in_use();
     t.release();
   }
   gc_collect(ctx);
+  return heap_in_use() + kBigBytes / 2 <= before;
 }
 
 // Heap measurements see a library's buffer only if it comes from malloc: TensorFlow and MLX
 // allocate their buffers elsewhere, where freeing one changes nothing the validator can see.
-// `visible`: the 4 MiB export raised the heap by at least half of that; when it did not, a
-// release cannot be observed here and the verdict says so instead of guessing.
+// `visible` (from warm_up): a deleter's release showed in the heap; when it did not, a release
+// cannot be observed here and the verdict says so instead of guessing.
 struct HeapWatch {
   size_t base = 0;
   bool visible = false;
@@ -141,22 +147,21 @@ struct HeapWatch {
   bool released() const { return heap_in_use() < base + kBigBytes / 4; }
 };
 const char* const kInvisible =
-    "the library's 4 MiB buffer never showed in the C heap (its allocator is not malloc), so whether the deleter "
-    "released it cannot be observed here";
+    "releasing the library's 4 MiB buffer does not show in the C heap (its allocator is not malloc), so whether "
+    "the deleter released it cannot be observed here";
 
 // CAP-03: the validator puts a counting trampoline in front of the tensor's deleter (the capsule
 // stays unconsumed), then drops the capsule: its destructor must call the deleter, once. Where
 // the buffer shows in the heap, its release is checked too.
 void destructor_unconsumed(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    warm_up(ctx, ps);
     HeapWatch h;
+    h.visible = warm_up(ctx, ps);
     h.base = heap_in_use();
     py::object x = ps.make(kBig, kF32);
     ctx.phase("export");
     Call c = call_dlpack(x, newest_kwargs(ps));
     if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
-    h.visible = heap_in_use() >= h.base + kBigBytes / 2;
     const std::string name = capsule_name(c.value);
     DeleterCounter counter(capsule_pointer(c.value), name == kVersionedName);
     x = py::none();
@@ -164,13 +169,19 @@ void destructor_unconsumed(CaseContext& ctx) {
     ctx.phase("release");
     c.value = py::none();  // dropped without being consumed: the destructor must delete
     gc_collect(ctx);
-    if (counter.installed()) {
-      ctx.check(counter.calls() == 1, "CAP-03",
-                "a capsule dropped unconsumed calls the tensor's deleter (its destructor), exactly once", "1 call",
-                fmt::format("{} call(s)", counter.calls()));
-    } else if (!h.visible) {
-      ctx.skip(std::string("the tensor has no deleter to count, and ") + kInvisible);
+    const int calls = counter.installed() ? counter.calls() : 0;
+    if (calls == 0 && h.visible && h.released()) {
+      // Some destructors free the tensor without going through the struct's deleter field.
+      ctx.check(true, "CAP-03", "a capsule dropped unconsumed releases the tensor");
+      ctx.note("the capsule's destructor released the 4 MiB buffer without calling the tensor's deleter field");
+      return;
     }
+    if (calls == 0 && !h.visible)
+      ctx.check(false, "CAP-03", "a capsule dropped unconsumed calls the tensor's deleter (its destructor)", "1 call",
+                "0 calls (and a release would not show in the C heap either)");
+    else
+      ctx.check(calls == 1, "CAP-03", "a capsule dropped unconsumed calls the tensor's deleter (its destructor), once",
+                "1 call", fmt::format("{} call(s)", calls));
     if (h.visible)
       ctx.check(h.released(), "CAP-03", "... and the 4 MiB buffer is released", "the 4 MiB buffer freed",
                 fmt::format("{} KiB still held", h.kib_above_base()));
@@ -182,8 +193,8 @@ void destructor_unconsumed(CaseContext& ctx) {
 // allocator reuses what it frees), and then the consumer's one deleter call releases it.
 void destructor_used_noop(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    warm_up(ctx, ps);
     HeapWatch h;
+    h.visible = warm_up(ctx, ps);
     h.base = heap_in_use();
     py::object x = ps.make(kBig, kF32);
     ctx.phase("export");
@@ -191,7 +202,6 @@ void destructor_used_noop(CaseContext& ctx) {
     if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
     Taken t = take(ctx, c.value, "CAP-01");
     DeleterCounter counter(t.p, t.versioned);
-    h.visible = heap_in_use() >= h.base + kBigBytes / 2;
     x = py::none();
     ctx.phase("release");
     c.value = py::none();  // renamed to used_*: the destructor must leave the tensor alone
@@ -248,8 +258,8 @@ void outlives_source(CaseContext& ctx) {
 
 void foreign_thread(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    warm_up(ctx, ps);
     HeapWatch h;
+    h.visible = warm_up(ctx, ps);
     h.base = heap_in_use();
     py::object x = ps.make(kBig, kF32);
     py::object wr = py::module_::import("weakref").attr("ref");
@@ -262,7 +272,6 @@ void foreign_thread(CaseContext& ctx) {
     Call c = call_dlpack(x, newest_kwargs(ps));
     if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
     Taken t = take(ctx, c.value, "CAP-01");
-    h.visible = heap_in_use() >= h.base + kBigBytes / 2;
     c.value = py::none();
     x = py::none();
     gc_collect(ctx);

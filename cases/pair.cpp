@@ -80,6 +80,7 @@ void exchange(CaseContext& ctx) {
             "the reference pattern", diff);
   ctx.phase("release");
   consumer.release_array(array);
+  if (has_deleter) await_calls([&] { return counter.calls(); }, 1);
   if (has_deleter)
     ctx.check_as(Severity::must, counter.calls() == 1, "DEL-02",
                  "the consumer's release runs the producer's deleter exactly once", "1 call",

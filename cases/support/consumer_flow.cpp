@@ -39,6 +39,7 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
               fmt::format("{} call(s) after read_array", made->deleter_calls()));
   ctx.phase("release");
   ctx.subject().release_array(array);
+  if (counted) await_calls([&] { return made->deleter_calls(); }, 1);
   if (counted)
     ctx.check_as(Severity::must, made->deleter_calls() == 1, "DEL-02",
               "once the imported array is released, the deleter has run exactly once", "1 call",
@@ -62,6 +63,7 @@ int released_at_import(CaseContext& ctx, const MadeTensor& made) {
 void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTensor& made) {
   ctx.phase("release");
   ctx.subject().release_array(array);
+  await_calls([&] { return made.deleter_calls(); }, 1);
   ctx.check_as(Severity::must, made.deleter_calls() == 1, "DEL-02",
                "once the imported array is released, the deleter has run exactly once", "1 call",
                fmt::format("{} call(s)", made.deleter_calls()));

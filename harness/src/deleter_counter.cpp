@@ -5,8 +5,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/tensor.hpp>
 
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace dlpv {
 
@@ -66,6 +68,15 @@ DeleterCounter::~DeleterCounter() {
   std::lock_guard<std::mutex> lock(slots_mutex());
   auto it = slots().find(key_);
   if (it != slots().end() && it->second.calls > 0) slots().erase(it);
+}
+
+int await_calls(const std::function<int()>& calls, int want, int max_ms) {
+  int n = calls();
+  for (int waited = 0; n < want && waited < max_ms; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = calls();
+  }
+  return n;
 }
 
 int DeleterCounter::calls() const {

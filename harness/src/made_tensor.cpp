@@ -67,9 +67,13 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
     (reach < 0 ? lo : hi) += reach;
   }
   const size_t span = n > 0 ? (es ? static_cast<size_t>(hi - lo + 1) * es : m->expected_.size()) : 0;
-  m->buffer_.assign(spec.extra_byte_offset + spec.misalign + span + static_cast<size_t>(n > 0 ? n : 0) + 24, 0xA5);
-  // Start the storage on an 8-byte boundary (plus the requested misalignment), 0xA5 filler.
-  const size_t head = (8 - reinterpret_cast<uintptr_t>(m->buffer_.data()) % 8) % 8;
+  // Start the storage on a 256-byte boundary (the alignment dlpack.h asks of `data`; plus the
+  // requested misalignment), 0xA5 filler. A fixed alignment also makes consumers that copy
+  // unaligned data (JAX) take the same path on every run.
+  constexpr size_t kAlign = 256;
+  m->buffer_.assign(kAlign + spec.extra_byte_offset + spec.misalign + span + static_cast<size_t>(n > 0 ? n : 0) + 24,
+                    0xA5);
+  const size_t head = (kAlign - reinterpret_cast<uintptr_t>(m->buffer_.data()) % kAlign) % kAlign;
   uint8_t* elem0 = m->buffer_.data() + head + spec.extra_byte_offset + spec.misalign +
                    static_cast<size_t>(-lo) * (es ? es : 1);
   if (n > 0) {

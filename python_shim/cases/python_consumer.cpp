@@ -70,6 +70,10 @@ struct Feed {
 // Either way: one call in all. The message says which, and what from_dlpack did.
 void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const std::string& what) {
   const int want = f.handed ? 1 : 0;
+  {
+    py::gil_scoped_release nogil;  // a consumer's release thread may need the GIL
+    await_calls([&] { return f.deletes(); }, want);
+  }
   std::string state = "no capsule was handed out";
   if (f.handed)
     state = f.final_name.rfind("used_", 0) == 0
@@ -793,6 +797,10 @@ void deleter_once(CaseContext& ctx) {
               "the pattern", diff);
     ctx.phase("release");
     f.settle(ctx);
+    {
+      py::gil_scoped_release nogil;
+      await_calls([&] { return f.deletes(); }, 1);
+    }
     ctx.check(f.deletes() == 1, "DEL-02", "the deleter runs exactly once after the array dies", "1 call",
               fmt::format("{} call(s)", f.deletes()));
   });

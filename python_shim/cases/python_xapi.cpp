@@ -346,6 +346,10 @@ void to_py_object(CaseContext& ctx) {
     ctx.phase("release");
     obj = py::none();
     gc_collect(ctx);
+    {
+      py::gil_scoped_release nogil;
+      await_calls([&] { return made->deleter_calls(); }, 1);
+    }
     ctx.check(made->deleter_calls() == 1, "XAPI-14", "the deleter runs exactly once when the object dies", "1 call",
               fmt::format("{} call(s)", made->deleter_calls()));
     if (made->deleter_calls() == 0) (void)made.release();
@@ -568,6 +572,10 @@ void consumer_owns(CaseContext& ctx) {
               "0 calls", fmt::format("{} call(s)", f.made->deleter_calls()));
     ctx.phase("release");
     f.settle(ctx);
+    {
+      py::gil_scoped_release nogil;
+      await_calls([&] { return f.made->deleter_calls(); }, 1);
+    }
     ctx.check(f.made->deleter_calls() == 1, "XAPI-11",
               "the consumer owns the tensor from managed_tensor_from_py_object_no_sync: deleter once after release",
               "1 call", fmt::format("{} call(s)", f.made->deleter_calls()));

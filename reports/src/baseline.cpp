@@ -43,7 +43,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   for (const auto& item : e.items()) {
     const std::string& k = item.key();
     if (k != "case" && k != "expect" && k != "reason" && k != "issue" && k != "when" &&
-        k != "comment") {
+        k != "comment" && k != "confirmed_by") {
       bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"{}\""), k));
     }
   }
@@ -59,6 +59,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   }
   b.reason = required_string(e, "reason", path, n);
   if (e.contains("issue") && !e["issue"].is_null()) b.issue = required_string(e, "issue", path, n);
+  if (e.contains("confirmed_by")) b.confirmed_by = required_string(e, "confirmed_by", path, n);
   if (e.contains("when")) {
     const json& w = e["when"];
     if (!w.is_object()) bad_entry(path, n, "\"when\" must be an object");
@@ -116,6 +117,7 @@ json entry_record(const BaselineEntry& e) {
   j["expect"] = e.expect;
   j["reason"] = e.reason;
   j["issue"] = e.issue.empty() ? json() : json(e.issue);
+  if (!e.confirmed_by.empty()) j["confirmed_by"] = e.confirmed_by;
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include <dlpack_validate/plugin.h>
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -195,6 +196,11 @@ class MadeTensor {
   std::vector<uint8_t> expected_;
   std::atomic<int> deleter_calls_{0};
 };
+
+/// Waits (up to `max_ms`, polling) until `calls()` reaches `want`, and returns the last count.
+/// Some consumers release a tensor on a thread of their own a moment after the array dies
+/// (JAX): lawful, so a deleter count is judged only after this grace period.
+int await_calls(const std::function<int()>& calls, int want, int max_ms = 500);
 
 /// Address inside a PROT_NONE page: any access crashes (poison for freed pointers).
 void* guard_address();

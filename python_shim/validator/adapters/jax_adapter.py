@@ -3,7 +3,8 @@
 JAX makes 32-bit arrays of 64-bit requests unless x64 is enabled: without it an int64 or
 float64 case would judge truncated data. The adapter enables it before making any array.
 Arrays are built in NumPy (ml_dtypes for bfloat16 and the fp8/fp6/fp4 formats JAX has) and
-placed with jax.device_put; only compact arrays exist in JAX, so other layouts are skips."""
+copied into JAX's own buffers on the CPU; only compact arrays exist in JAX, so other layouts are
+skips."""
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -42,7 +43,11 @@ class Adapter:
             raise NotImplementedError(f"JAX arrays are always compact: no {layout} layout")
         if read_only:
             raise NotImplementedError("JAX arrays are immutable; they have no read-only flag to test")
-        return jax.device_put(L.logical(key, shape), self._cpu)
+        # A copy into a buffer JAX owns: device_put may alias a suitably aligned NumPy buffer,
+        # and JAX then answers some requests differently (it accepts stream=1 on such arrays and
+        # refuses it on its own), which would make verdicts depend on an address.
+        with jax.default_device(self._cpu):
+            return jnp.array(L.logical(key, shape), copy=True)
 
     def cpu_device(self):
         return self._cpu

@@ -116,6 +116,9 @@ struct BaselineEntry {
   std::string expect;       ///< fail | warn | crash | timeout | error | skip
   std::string reason;       ///< required, non-empty
   std::string issue;        ///< optional URL ("" when absent)
+  /// optional: the command (a script of the repository and its arguments) that shows the
+  /// finding outside the validator; CTest runs it against the pinned library
+  std::string confirmed_by;
   bool has_subject = false;
   std::string subject_glob;
   bool has_dlpack_version = false;

@@ -1,0 +1,106 @@
+"""ctypes views of the DLPack structs and a hand-made producer, for the confirmation scripts.
+
+Each script next to this file shows one behaviour of a real library in a few lines of that
+library's public API, outside dlpack-validate, and asserts it: the validator's finding stands
+only while its script confirms it (tests/CMakeLists.txt runs them against the pinned peers).
+Layouts are the DLPack header's (checklist §1.5)."""
+import ctypes
+import subprocess
+import sys
+
+import numpy as np
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+READ_ONLY, IS_COPIED = 1, 2
+
+_api = ctypes.pythonapi
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_api.PyCapsule_GetName.restype = ctypes.c_char_p
+_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def capsule_name(cap):
+    return _api.PyCapsule_GetName(cap).decode()
+
+
+def managed(cap):
+    """The struct behind a DLPack capsule (by its name); it keeps the capsule alive, so the
+    struct stays valid as long as the returned view is used."""
+    name = capsule_name(cap)
+    p = _api.PyCapsule_GetPointer(cap, name.encode())
+    view = (DLManagedTensorVersioned if name.endswith("versioned") else DLManagedTensor).from_address(p)
+    view.capsule = cap
+    return view
+
+
+class Producer:
+    """An object with __dlpack__/__dlpack_device__ handing out one capsule over `array` (a
+    NumPy array kept alive here), as a minimal DLPack producer would. `deleter_calls` counts the
+    deleter; the capsule has no destructor (nothing to free: the NumPy array owns the memory)."""
+
+    def __init__(self, array, versioned=False, version=(1, 3), device=(1, 0), dtype=None,
+                 byte_offset=0, strides=None, null_deleter=False, flags=0):
+        self.array = np.asarray(array)
+        self.deleter_calls = 0
+        self.kwargs_seen = []
+        self._shape = (ctypes.c_int64 * max(1, self.array.ndim))(*self.array.shape)
+        st = strides if strides is not None else [s // self.array.itemsize for s in self.array.strides]
+        self._strides = (ctypes.c_int64 * max(1, self.array.ndim))(*st)
+        code, bits = dtype or _code_of(self.array.dtype)
+        t = DLTensor(self.array.ctypes.data - byte_offset, device[0], device[1], self.array.ndim, code, bits, 1,
+                     self._shape, self._strides, byte_offset)
+        self._deleter = DELETER(self._count)
+        deleter = DELETER() if null_deleter else self._deleter
+        if versioned:
+            self._m = DLManagedTensorVersioned(version[0], version[1], None, deleter, flags, t)
+        else:
+            self._m = DLManagedTensor(t, None, deleter)
+        self.device = device
+        self.capsule = _api.PyCapsule_New(ctypes.addressof(self._m),
+                                          b"dltensor_versioned" if versioned else b"dltensor", None)
+
+    def _count(self, _):
+        self.deleter_calls += 1
+
+    def __dlpack__(self, **kwargs):
+        self.kwargs_seen.append(kwargs)
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def _code_of(dt):
+    return {"f": 2, "i": 0, "u": 1, "b": 6, "c": 5}[dt.kind], dt.itemsize * 8
+
+
+def dies_with_signal(code):
+    """Run `code` (Python source) in a fresh interpreter; the signal that killed it, or 0."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return -r.returncode if r.returncode < 0 else 0
+
+
+def confirmed(text):
+    print("confirmed:", text)

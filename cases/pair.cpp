@@ -94,7 +94,9 @@ DLPV_CASE_UNIT(pair) {
   using namespace dlpv;
   const std::pair<const char*, const char*> combos[] = {
       {"float32", "contiguous"}, {"int64", "fortran"}, {"float32", "strided"}, {"float32", "offset"},
-      {"bool", "contiguous"},    {"complex64", "contiguous"}, {"float16", "reversed"}};
+      {"bool", "contiguous"},    {"complex64", "contiguous"}, {"float16", "reversed"},
+      // The 2-byte and 1-byte floats that ml_dtypes carries between libraries (DTYPE-03).
+      {"bfloat16", "contiguous"}, {"float8_e4m3fn", "contiguous"}, {"float8_e5m2", "contiguous"}};
   for (bool versioned : {true, false}) {
     for (const auto& [dtype, layout] : combos) {
       CaseInfo c;

@@ -7,5 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 PY="${DLPV_PYTHON:-/usr/bin/python3}"
 BUILD="${DLPV_BUILD_DIR:-build}"
-cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# $DLPV_PEERS_PYTHON (the pinned peers' venv python, scripts/peers.sh) adds the tests/peers
+# gate; an empty value leaves it out.
+cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"

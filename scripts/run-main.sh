@@ -2,12 +2,22 @@
 # scripts/run-main.sh: README command 1. Set up, build, then validate:
 #   1. the bundled reference plugin (must pass: exit 0),
 #   2. the real peers installed here: Debian's libtorch (C++ plugin) and, through the Python
-#      shim, Debian's NumPy and PyTorch (`python -m validator numpy torch`).
+#      shim, Debian's NumPy and PyTorch (`python -m validator numpy torch`),
+#   3. the pinned DLPack 1.x peers (peers/requirements.txt, a venv made by scripts/peers.sh):
+#      every library and every ordered pair of them, against baselines/peers (DLPV_PEERS=0
+#      leaves this out where PyPI cannot be reached).
 # The peers' verdicts are findings about those libraries, printed for reading; they do not
 # change this script's exit status (see baselines/ for how a CI gate would accept them).
 # Records go to build/*-run.json and HTML reports to build/*-run.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ "${DLPV_PEERS:-1}" != 0 ]; then
+  DLPV_PEERS_PYTHON="$(bash scripts/peers.sh | tail -n 1)"
+else
+  DLPV_PEERS_PYTHON=""
+fi
+export DLPV_PEERS_PYTHON
 bash scripts/build.sh
 BUILD="${DLPV_BUILD_DIR:-build}"
 PY="${DLPV_PYTHON:-/usr/bin/python3}"
@@ -29,4 +39,18 @@ if [ -d "$BUILD/python/validator" ]; then
   echo "=== 3. python -m validator numpy torch (Debian's NumPy and PyTorch, $PY) ==="
   PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m validator \
     --json "$BUILD/python-run.json" --html "$BUILD/python-run.html" numpy torch || true
+fi
+
+if [ -n "$DLPV_PEERS_PYTHON" ] && [ -d "$BUILD/python/validator" ]; then
+  echo
+  echo "=== 4. python -m validator on the pinned DLPack 1.x peers ($DLPV_PEERS_PYTHON) ==="
+  LIBS=(numpy torch jax paddle tvm_ffi pyarrow array_api_strict tensorflow mlx cupy)
+  BASELINES=()
+  for lib in "${LIBS[@]}"; do
+    [ -f "baselines/peers/$lib.json" ] && BASELINES+=("baselines/peers/$lib.json")
+  done
+  "$PY" tools/merge_baselines.py "$BUILD/peers-baseline.json" "${BASELINES[@]}" baselines/peers/pairs.json
+  PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" TF_CPP_MIN_LOG_LEVEL=3 "$DLPV_PEERS_PYTHON" \
+    -m validator --baseline "$BUILD/peers-baseline.json" --json "$BUILD/peers-run.json" \
+    --html "$BUILD/peers-run.html" --summary-md "$BUILD/peers-run.md" "${LIBS[@]}" || true
 fi

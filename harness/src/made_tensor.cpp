@@ -112,12 +112,15 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
     t.byte_offset = 0;
   }
   if (spec.device_memory && !spec.null_data) {
-    // The same bytes in real CUDA memory, at the same offsets.
+    // The same bytes in real CUDA memory, from the 256-byte boundary on, so the device data
+    // has the host data's alignment (CUDA allocations start on at least 256 bytes).
     const int kind = static_cast<int>(spec.device.device_type);
-    m->device_buffer_ = cuda::allocate(kind, spec.device.device_id, m->buffer_.size());
-    if (!m->device_buffer_ || !cuda::copy_to_device(m->device_buffer_, m->buffer_.data(), m->buffer_.size()))
+    m->device_head_ = head;
+    const size_t size = m->buffer_.size() - head;
+    m->device_buffer_ = cuda::allocate(kind, spec.device.device_id, size);
+    if (!m->device_buffer_ || !cuda::copy_to_device(m->device_buffer_, m->buffer_.data() + head, size))
       return nullptr;
-    t.data = static_cast<uint8_t*>(m->device_buffer_) + (static_cast<uint8_t*>(t.data) - m->buffer_.data());
+    t.data = static_cast<uint8_t*>(m->device_buffer_) + (static_cast<uint8_t*>(t.data) - (m->buffer_.data() + head));
   }
   if (spec.null_data) t.data = nullptr;
   t.device = spec.device;
@@ -175,7 +178,7 @@ void MadeTensor::poison() {
   // and a second deleter call reaches a function that only counts.
   std::memset(buffer_.data(), 0xDB, buffer_.size());
   if (device_buffer_ && cuda::use_device(spec_.device.device_id))
-    cuda::copy_to_device(device_buffer_, buffer_.data(), buffer_.size());
+    cuda::copy_to_device(device_buffer_, buffer_.data() + device_head_, buffer_.size() - device_head_);
   void* g = guard_address();
   if (versioned_) {
     versioned_->deleter = &MadeTensor::poisoned_versioned_deleter;

@@ -6,6 +6,7 @@
 // crash, because a library that starts crashing where it used to return wrong data has
 // regressed, and the gate should say so.
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -65,7 +66,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
     if (!w.is_object()) bad_entry(path, n, "\"when\" must be an object");
     for (const auto& item : w.items()) {
       const std::string& k = item.key();
-      if (k != "subject" && k != "dlpack_version") {
+      if (k != "subject" && k != "dlpack_version" && k != "producer" && k != "consumer") {
         bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"when.{}\""), k));
       }
       if (!item.value().is_string()) {
@@ -73,6 +74,8 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
       }
     }
     if (w.contains("subject")) b.has_subject = true, b.subject_glob = w["subject"].get<std::string>();
+    if (w.contains("producer")) b.has_producer = true, b.producer_glob = w["producer"].get<std::string>();
+    if (w.contains("consumer")) b.has_consumer = true, b.consumer_glob = w["consumer"].get<std::string>();
     if (w.contains("dlpack_version")) {
       b.has_dlpack_version = true, b.dlpack_version_glob = w["dlpack_version"].get<std::string>();
     }
@@ -97,8 +100,25 @@ std::vector<const json*> subjects_for(const json& run, const json& r) {
   return out;
 }
 
+// The name of a pair case's producer or consumer subject ("" when not a pair case).
+std::string pair_end_name(const json& run, const json& r, const char* end) {
+  if (detail::text(r, "role") != "pair" || !r.contains("params")) return "";
+  json probe = json::object();
+  probe["subject"] = detail::text(r["params"], end);
+  const json& s = detail::subject_of(run, probe);
+  if (s.is_null()) return "";
+  std::string name = detail::text(s, "name");
+  return name.empty() ? detail::text(s, "path") : name;
+}
+
 bool entry_matches(const BaselineEntry& e, const json& run, const json& r) {
   if (!detail::glob_match(e.case_glob, detail::text(r, "id"))) return false;
+  for (const auto& [has, glob, end] : {std::tuple{e.has_producer, &e.producer_glob, "producer"},
+                                       std::tuple{e.has_consumer, &e.consumer_glob, "consumer"}}) {
+    if (!has) continue;
+    const std::string name = pair_end_name(run, r, end);
+    if (name.empty() || !detail::glob_match(*glob, name)) return false;
+  }
   if (!e.has_subject && !e.has_dlpack_version) return true;
   for (const json* s : subjects_for(run, r)) {
     std::string name = detail::text(*s, "name");

@@ -150,6 +150,31 @@ TEST_CASE("apply_baseline: when.subject and when.dlpack_version scope entries") 
   CHECK(run["results"][1]["status"] == "xfail");
 }
 
+TEST_CASE("apply_baseline: when.producer and when.consumer scope pair cases by their ends") {
+  json run = make_run();
+  run["subjects"].push_back({{"index", 1}, {"kind", "python"}, {"path", "tensorflow"},
+                             {"name", "tensorflow 2.21.0"}, {"dlpack_version", "0.8"}, {"legacy_only", true}});
+  auto pair = [&](int producer, int consumer, const char* status) {
+    json& r = add_result(run, "pair.float32.contiguous.legacy", status, "LAYOUT-01", producer);
+    r["role"] = "pair";
+    r["peer"] = consumer;
+    r["params"] = {{"producer", std::to_string(producer)}, {"consumer", std::to_string(consumer)}};
+  };
+  pair(0, 1, "crash");  // into tensorflow: waived
+  pair(1, 0, "pass");   // out of tensorflow: a plain pass, not an xpass
+  pair(0, 0, "crash");  // neither end tensorflow: stays a crash
+  add_result(run, "pair.float32.contiguous.legacy", "crash", "LAYOUT-01", 1);  // not a pair case
+  Baseline b = baseline_from(R"({"entries":[
+    {"case":"pair.*","expect":"crash","reason":"tf aborts","when":{"consumer":"tensorflow*"}}]})");
+  apply_baseline(run, b, "b.json");
+  CHECK(run["results"][0]["status"] == "xfail");
+  CHECK(run["results"][1]["status"] == "pass");
+  CHECK(run["results"][2]["status"] == "crash");
+  CHECK(run["results"][3]["status"] == "crash");
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail","reason":"r","when":{"producer":3}}]})")
+            .find("\"when.producer\" must be a string") != std::string::npos);
+}
+
 TEST_CASE("strict: stale entries and xpasses are unexpected") {
   json run = make_run(true);
   add_result(run, "deleter.b", "pass");

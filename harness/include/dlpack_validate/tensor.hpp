@@ -191,7 +191,8 @@ class MadeTensor {
   size_t struct_block_size_ = 0;
   bool struct_mmapped_ = false;
   std::vector<uint8_t> buffer_;
-  void* device_buffer_ = nullptr;  ///< CUDA copy of buffer_ when spec.device_memory
+  void* device_buffer_ = nullptr;  ///< CUDA copy of buffer_ (from device_head_ on) when spec.device_memory
+  size_t device_head_ = 0;         ///< where buffer_'s 256-byte-aligned storage starts
   std::vector<int64_t> shape_, strides_;
   std::vector<uint8_t> expected_;
   std::atomic<int> deleter_calls_{0};

@@ -53,11 +53,31 @@ def logical(dtype_key, shape):
         raise NotImplementedError(f"no NumPy dtype for DLPack (code, bits) {tuple(dtype_key)}")
     shape = tuple(int(s) for s in shape)
     n = math.prod(shape)
+    out = placed(shape, dt)
     if dt.itemsize * 8 == dtype_key[1]:
-        return np.frombuffer(pattern_bytes(dtype_key, n), dtype=dt).reshape(shape).copy()
-    # Sub-byte formats are stored one element per byte in NumPy: go through float32 values.
-    values = np.asarray(pattern(tuple(dtype_key), n), dtype=np.float32)
-    return values.astype(dt).reshape(shape)
+        out[...] = np.frombuffer(pattern_bytes(dtype_key, n), dtype=dt).reshape(shape)
+    else:
+        # Sub-byte formats are stored one element per byte in NumPy: go through float32 values.
+        out[...] = np.asarray(pattern(tuple(dtype_key), n), dtype=np.float32).astype(dt).reshape(shape)
+    return out
+
+
+# Where the adapters' NumPy buffers start: 16 bytes past a 64-byte boundary, which is where
+# glibc's malloc puts NumPy's data in practice (a 16-byte chunk header; large blocks are mmap'd
+# pages plus that header). Fixed rather than left to the heap, so that a consumer whose kernels
+# need a wider alignment (DLPack promises none that can be relied on: LAYOUT-09) behaves the
+# same way in every run.
+BUFFER_MOD_64 = 16
+
+
+def placed(shape, dt, order="C"):
+    """A zeroed array of `shape` whose data starts BUFFER_MOD_64 bytes past a 64-byte boundary."""
+    dt = np.dtype(dt)
+    shape = tuple(int(s) for s in shape)
+    nbytes = math.prod(shape) * dt.itemsize
+    raw = np.zeros(nbytes + 128, dtype=np.uint8)
+    start = (BUFFER_MOD_64 - raw.ctypes.data) % 64
+    return raw[start:start + nbytes].view(dt).reshape(shape, order=order)
 
 
 def logical_from_float(values, dtype_key):
@@ -74,18 +94,22 @@ def lay_out(a, layout, dtype_key):
     if not shape:
         raise NotImplementedError(f"layout {layout} needs ndim >= 1")
     if layout == "fortran":
-        return np.asfortranarray(a)
+        out = placed(shape, dt, order="F")
+        out[...] = a
+        return out
     if layout == "strided":
-        big = np.zeros(shape[:-1] + (2 * shape[-1],), dtype=dt)
+        big = placed(shape[:-1] + (2 * shape[-1],), dt)
         view = big[..., ::2]
         view[...] = a
         return view
     if layout == "offset":
-        buf = np.zeros(a.size + 1, dtype=dt)
+        buf = placed((a.size + 1,), dt)
         buf[1:] = a.ravel()
         return buf[1:].reshape(shape)
     if layout == "reversed":
-        return a[::-1].copy()[::-1]
+        out = placed(shape, dt)
+        out[...] = a[::-1]
+        return out[::-1]
     if layout == "broadcast":
         row = logical(dtype_key, shape[1:])
         return np.lib.stride_tricks.as_strided(row, shape, (0,) + row.strides, writeable=True)

@@ -46,7 +46,20 @@ class Adapter:
             # the producer would then be misjudged. Only the compact layout is certain.
             raise NotImplementedError(f"the generic Array API adapter cannot guarantee layout {layout!r} "
                                       "(the standard has no way to ask for strides)")
-        return self._asarray(pattern(dtype_key, math.prod(shape)), dt, shape)
+        return self._asarray(self._values(dtype_key, shape), dt, shape)
+
+    @staticmethod
+    def _values(dtype_key, shape):
+        """The pattern as a NumPy array where NumPy has the dtype (its buffer placed as the NumPy
+        adapters place theirs, so a library that wraps it without copying has data at a fixed
+        alignment on every run), else as a Python list."""
+        try:
+            from . import _numpy_layouts as L
+            if L.numpy_dtype(dtype_key) is not None:
+                return L.logical(dtype_key, shape).ravel()
+        except ImportError:  # no NumPy: the library gets a list
+            pass
+        return pattern(dtype_key, math.prod(shape))
 
     def cpu_device(self):
         """The namespace's CPU device object (for from_dlpack(device=...)): the inspection API's

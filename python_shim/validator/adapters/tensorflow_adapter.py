@@ -36,9 +36,16 @@ class Adapter(L.NumpyBacked):
             return tf.constant(a)
 
     def _to_numpy(self, array):
-        if array.dtype == tf.bfloat16:
-            return L.logical_from_float(tf.cast(array, tf.float32).numpy(), (4, 16))
-        return array.numpy()
+        # Read through one of TensorFlow's own kernels (a gather of every element), as any
+        # computation on an imported tensor would: .numpy() alone hands the buffer back without
+        # the checks TensorFlow's kernels make (they abort on data not 64-byte aligned).
+        with tf.device("/CPU:0"):
+            flat = tf.reshape(array, [-1])
+            every = tf.gather(flat, tf.range(tf.size(flat)))
+            if array.dtype == tf.bfloat16:
+                every = tf.cast(every, tf.float32)
+                return L.logical_from_float(every.numpy(), (4, 16)).reshape(array.shape)
+            return every.numpy().reshape(array.shape)
 
     # TensorFlow's consumer takes a capsule, not an object with __dlpack__: the adapter asks for
     # the capsule (as a pre-2023.12 caller would, no keywords), so the capsule handling is

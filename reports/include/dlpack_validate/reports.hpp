@@ -123,6 +123,12 @@ struct BaselineEntry {
   std::string subject_glob;
   bool has_dlpack_version = false;
   std::string dlpack_version_glob;
+  /// pair cases only: the producer's / consumer's subject name (an entry with either never
+  /// matches a case of another role)
+  bool has_producer = false;
+  std::string producer_glob;
+  bool has_consumer = false;
+  std::string consumer_glob;
   nlohmann::ordered_json raw;  ///< the entry as written, for stale-entry reports
 };
 

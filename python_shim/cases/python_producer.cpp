@@ -114,6 +114,14 @@ void distinct(CaseContext& ctx) {
   });
 }
 
+// Exports `x` with the newest keywords the package takes and takes the tensor out of the
+// capsule as a consumer would (the capsule, renamed, is dropped).
+Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x) {
+  Call c = call_dlpack(x, newest_kwargs(ps));
+  if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+  return take(ctx, c.value, "CAP-01");
+}
+
 // One full round of what a heap measurement is about to do (make, export, consume, release),
 // so that what a library keeps for good the first time (JIT caches, pools, interned dtypes:
 // JAX keeps about 1.5 MB) is already in the baseline and not taken for a leak. Returns whether
@@ -123,10 +131,7 @@ bool warm_up(CaseContext& ctx, PythonSubject& ps) {
   size_t before = 0;
   {
     py::object x = ps.make(kBig, kF32);
-    Call c = call_dlpack(x, newest_kwargs(ps));
-    if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
-    Taken t = take(ctx, c.value, "CAP-01");
-    c.value = py::none();
+    Taken t = export_taken(ctx, ps, x);
     x = py::none();
     gc_collect(ctx);
     before = heap_in_use();
@@ -269,10 +274,7 @@ void foreign_thread(CaseContext& ctx) {
     } catch (py::error_already_set&) {
     }
     ctx.phase("export");
-    Call c = call_dlpack(x, newest_kwargs(ps));
-    if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
-    Taken t = take(ctx, c.value, "CAP-01");
-    c.value = py::none();
+    Taken t = export_taken(ctx, ps, x);
     x = py::none();
     gc_collect(ctx);
     ctx.phase("deleter");
@@ -300,10 +302,7 @@ void foreign_thread(CaseContext& ctx) {
 void no_python_error(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     py::object x = ps.make(kShape, kF32);
-    Call c = call_dlpack(x, newest_kwargs(ps));
-    if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
-    Taken t = take(ctx, c.value, "CAP-01");
-    c.value = py::none();
+    Taken t = export_taken(ctx, ps, x);
     x = py::none();
     ctx.phase("deleter");
     t.release();  // with the GIL held, as a Python consumer would

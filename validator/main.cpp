@@ -35,6 +35,7 @@ int run_cli(int argc, char** argv) {
   app.add_option("subjects", cfg.subjects, "plugin libraries to validate (LIB.so ...)");
   app.add_flag("--list", cfg.list, "list the selected cases and exit");
   app.add_option("--filter", cfg.filters, "run only cases whose id matches GLOB (repeatable)")
+      ->allow_extra_args(false)  // one GLOB per --filter: a subject after it stays a subject
       ->type_name("GLOB");
   app.add_option("--json", cfg.json_path, "write the canonical JSON run record to PATH")->type_name("PATH");
   app.add_option("--html", cfg.html_path, "write a self-contained HTML report to PATH")->type_name("PATH");

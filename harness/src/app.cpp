@@ -140,6 +140,7 @@ int run_app(const AppConfig& cfg) {
   opt.isolation = isolation;
   opt.worker_command = cfg.worker_command;
   opt.loader = cfg.loader;
+  opt.subject_kind = cfg.kind;
   RunResult run;
   try {
     run = run_cases(opt, selected);

@@ -387,8 +387,13 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
                : death_text(status, &signal, w.max_rss_kib(), limit);
   };
   json ev;
-  WorkerProcess::Wait got = w.next(ev, after(std::max(cfg.timeout_s, 60.0)));
-  const std::string kind = got == WorkerProcess::Wait::event ? text_of(ev, "event") : std::string();
+  WorkerProcess::Wait got;
+  std::string kind;
+  const auto load_deadline = after(std::max(cfg.timeout_s, 60.0));
+  do {  // the worker announces its load steps before the hello
+    got = w.next(ev, load_deadline);
+    kind = got == WorkerProcess::Wait::event ? text_of(ev, "event") : std::string();
+  } while (kind == "phase");
   if (kind == "load_error") throw BadInput{text_of(ev, "message")};
   if (kind != "hello") {
     const bool timed_out = got == WorkerProcess::Wait::timeout;

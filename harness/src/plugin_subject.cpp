@@ -108,11 +108,21 @@ class PluginSubject final : public Subject {
 
 }  // namespace
 
+namespace {
+LoadStepHook g_load_step_hook = nullptr;
+}  // namespace
+
+void set_load_step_hook(LoadStepHook hook) { g_load_step_hook = hook; }
+void load_step(const char* step) {
+  if (g_load_step_hook) g_load_step_hook(step);
+}
+
 std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index) {
   char resolved[PATH_MAX];
   if (!realpath(path.c_str(), resolved))
     throw SubjectLoadError{fmt::format("cannot open '{}': {}", path, std::strerror(errno))};
   dlerror();
+  load_step("dlopen");  // the library's constructors run in here
   void* handle = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = dlerror();
@@ -123,6 +133,7 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
     throw SubjectLoadError{fmt::format(
         "'{}' does not export {}(): not a dlpack-validate plugin (see harness/include/"
         "dlpack_validate/plugin.h)", path, DLPV_ENTRY_POINT)};
+  load_step("entry");
   const DLPVPlugin* table = entry();
   if (!table) throw SubjectLoadError{fmt::format("'{}': {}() returned NULL", path, DLPV_ENTRY_POINT)};
   // The table comes from the library: read it defensively (abi_version first, since a table

@@ -138,6 +138,26 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   }
   rec["results"] = results;
 
+  // What happened with no case in flight, and cases never run (docs/run-record.md).
+  ordered_json incidents = ordered_json::array();
+  for (const Incident& i : run.incidents)
+    incidents.push_back({{"kind", i.kind},
+                         {"message", i.message},
+                         {"signal", i.signal.empty() ? ordered_json() : ordered_json(i.signal)},
+                         {"next_case", i.next_case},
+                         {"subject", i.subject >= 0 ? ordered_json(i.subject) : ordered_json()},
+                         {"output_tail", i.output_tail}});
+  rec["incidents"] = incidents;
+  ordered_json not_run = ordered_json::array();
+  for (const NotRun& n : run.not_run)
+    not_run.push_back({{"subject", n.subject >= 0 ? ordered_json(n.subject) : ordered_json()},
+                       {"count", n.cases.size()},
+                       {"reason", n.reason},
+                       {"cases", n.cases}});
+  rec["not_run"] = not_run;
+  rec["supervisor"] = {{"workers_started", opt.deterministic ? ordered_json() : ordered_json(run.workers_started)},
+                       {"max_rss_kib", opt.deterministic ? ordered_json() : ordered_json(run.supervisor_max_rss_kib)}};
+
   // Producer x consumer matrix of the pair cases: counts by status per ordered pair.
   std::map<std::pair<int, int>, std::map<std::string, int>> cells;
   for (const CaseResult& r : run.results)

@@ -11,11 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <random>
 #include <fstream>
 #include <memory>
 
@@ -48,14 +51,237 @@ std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filter
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+/// After this many deaths in a row of workers that never finished a case (each followed by a
+/// fresh worker and a retry), the subject is taken to kill its own process: the rest of the
+/// run is reported as not run rather than retried forever.
+constexpr int kMaxFruitlessWorkers = 6;
+/// Output tails kept for the whole run (results and incidents); past it, 2 KiB each.
+constexpr size_t kTailBudget = 16u << 20;
+constexpr size_t kSmallTail = 2048;
+
+/// What the loader was doing when a worker died while loading, and what requirement a death
+/// there breaks (the probe steps exercise the library's own DLPack code).
+struct LoadStep {
+  int subject = -1;
+  std::string step;
+};
+
+std::string step_words(const std::string& step) {
+  if (step == "dlopen") return "loading the library (dlopen: its constructors)";
+  if (step == "entry") return "calling the plugin's entry point";
+  if (step == "import") return "importing the package";
+  if (step == "probe.export") return "probing its first export (__dlpack__)";
+  if (step == "probe.capsule_destructor") return "dropping its first capsule unconsumed (the capsule destructor)";
+  if (step == "probe.consumer") return "probing its from_dlpack with a producer that refuses";
+  if (step == "start" || step.empty()) return "loading the subject";
+  return "loading the subject (" + step + ")";
+}
+
+std::vector<std::string> step_requirements(const std::string& step) {
+  if (step == "probe.export") return {"CAP-01"};
+  if (step == "probe.capsule_destructor") return {"CAP-03"};
+  if (step == "probe.consumer") return {"ERR-03"};
+  return {};
+}
+
+/// The one result a subject that cannot be loaded gets (not a registered case: it names the
+/// load step and the requirement a death there breaks). Stable storage for the run record.
+const CaseInfo* load_case(const std::string& step) {
+  static std::deque<CaseInfo> infos;
+  const std::vector<std::string> reqs = step_requirements(step);
+  for (const CaseInfo& c : infos)
+    if (c.requirements == reqs) return &c;
+  CaseInfo c;
+  c.id = "subject.load";
+  c.title = "The subject loads, and its first capsule is made and dropped, without ending the process";
+  c.requirements = reqs;
+  c.severity = Severity::must;
+  c.role = Role::producer;
+  infos.push_back(std::move(c));
+  return &infos.back();
+}
+
+std::string event_kind(const json& ev) {
+  const auto k = ev.find("event");
+  return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
+}
+
+std::string text_of(const json& ev, const char* key) {
+  const auto k = ev.find(key);
+  return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
+}
+
+/// A line for a message: printable, at most 120 bytes.
+std::string quote_line(const std::string& line) {
+  std::string out;
+  for (char c : line.substr(0, 120)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return "'" + out + (line.size() > 120 ? "...'" : "'");
+}
 
 class Supervisor {
  public:
   Supervisor(const RunOptions& o, RunResult& r)
-      : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()) {}
+      : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()), rng_(std::random_device{}()) {}
 
-  /// Start a worker and complete its handshake. Returns false (with `out` filled) when the
-  /// worker died or hung while loading; throws SubjectLoadError on a clean load error.
+  /// The first worker: loads every subject and describes them. False with `out` (and
+  /// `failed_load_`) filled when it died, hung or broke the protocol while loading; throws
+  /// SubjectLoadError on a clean load error (bad input).
+  bool start_first(CaseOutcome& out) { return start(out); }
+
+  /// Run one case. False when it was not run (the subject's workers keep dying before any
+  /// case can run: see gave_up()).
+  bool run_one(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
+    const std::string label = peer >= 0 ? fmt::format("{} (subject {} -> {})", info.id, subject, peer)
+                                        : run_.subjects.size() > 1 ? fmt::format("{} (subject {})", info.id, subject)
+                                                                   : info.id;
+    for (;;) {
+      if (gave_up()) return false;
+      if (!worker_) {
+        CaseOutcome lo;
+        if (!start(lo)) {  // a lazy worker loads nothing before its hello: an odd death
+          incident(lo.status == Status::timeout ? "unresponsive" : lo.status == Status::error ? "protocol" : "died",
+                   "a fresh worker did not start: " + lo.message, lo.signal, label, subject, lo.output_tail);
+          continue;
+        }
+      }
+      // Between cases the worker must be silent and alive.
+      std::string unasked;
+      switch (worker_->check_idle(unasked)) {
+        case WorkerProcess::Idle::quiet: break;
+        case WorkerProcess::Idle::data:
+          incident("protocol", "worker protocol violated while no case was running: it wrote " +
+                       quote_line(unasked) + " unasked; the worker was killed and replaced",
+                   "", label, subject, kill_worker());
+          continue;
+        case WorkerProcess::Idle::gone: {
+          std::string sig;
+          const std::string why = reap_worker(sig);
+          incident("died", "the worker died while no case was running: " + why, sig, label, subject, take_tail());
+          continue;
+        }
+      }
+      const std::string nonce = make_nonce();
+      const std::string command = peer >= 0 ? fmt::format("run {} {} {} {}\n", nonce, subject, info.id, peer)
+                                            : fmt::format("run {} {} {}\n", nonce, subject, info.id);
+      worker_->clear_tail();
+      const auto t0 = Clock::now();
+      const auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
+      if (!worker_->send(command)) {
+        std::string sig;
+        const std::string why = reap_worker(sig);
+        incident("died", "the worker died while no case was running (its command pipe was closed): " + why, sig,
+                 label, subject, take_tail());
+        continue;
+      }
+      // The acknowledgement: the worker echoes nonce and case before anything of the library runs.
+      std::string line;
+      WorkerProcess::Wait w = worker_->next_line(line, deadline);
+      if (w == WorkerProcess::Wait::eof) {
+        std::string sig;
+        const std::string why = reap_worker(sig);
+        incident("died", "the worker died before it accepted the next case: " + why, sig, label, subject, take_tail());
+        continue;
+      }
+      if (w == WorkerProcess::Wait::timeout) {
+        incident("unresponsive", fmt::format("the worker did not accept the next case within {} s (stopped, or "
+                                             "hung while idle); it was killed and replaced", opt_.timeout_s),
+                 "", label, subject, kill_worker());
+        continue;
+      }
+      json ev = json::parse(line, nullptr, false);
+      if (ev.is_discarded() || event_kind(ev) != "accepted" || text_of(ev, "nonce") != nonce ||
+          text_of(ev, "case") != info.id) {
+        out = violation(ev.is_discarded() ? "a line that is not a protocol event: " + quote_line(line)
+                                          : "an event other than the acknowledgement of this case: " + quote_line(line),
+                        "setup", t0);
+        return true;
+      }
+      // In flight: phases, then the result, all echoing the nonce.
+      std::string phase = "setup";
+      LoadStep loading;
+      for (;;) {
+        w = worker_->next_line(line, deadline);
+        if (w == WorkerProcess::Wait::event) {
+          ev = json::parse(line, nullptr, false);
+          const std::string kind = ev.is_discarded() ? std::string() : event_kind(ev);
+          if (kind.empty() || text_of(ev, "nonce") != nonce) {
+            out = violation((kind.empty() ? "a line that is not a protocol event: "
+                                          : "an event that does not carry this case's nonce: ") + quote_line(line),
+                            phase, t0);
+            return true;
+          }
+          if (kind == "phase") {
+            phase = text_of(ev, "phase");
+            if (phase == "load") {
+              loading.subject = ev.value("subject", -1);
+              loading.step = text_of(ev, "step");
+            } else {
+              loading = LoadStep{};
+            }
+            if (phase.empty()) {
+              out = violation("a phase event without a phase: " + quote_line(line), "setup", t0);
+              return true;
+            }
+            continue;
+          }
+          if (kind != "result" || text_of(ev, "case") != info.id || !ev.contains("outcome") || !ev["outcome"].is_object()) {
+            out = violation("an event that is not this case's result: " + quote_line(line), phase, t0);
+            return true;
+          }
+          try {
+            out = protocol::outcome_from_json(ev.at("outcome"));
+          } catch (const json::exception& e) {
+            out = violation(std::string("a malformed result: ") + e.what(), phase, t0);
+            return true;
+          }
+          if (out.status != Status::pass) out.output_tail = take_tail();
+          fruitless_ = 0;
+          break;
+        }
+        if (w == WorkerProcess::Wait::eof && phase == "load") {
+          // Died while a fresh worker loaded a subject again, before the case itself began.
+          std::string sig;
+          const std::string why = reap_worker(sig);
+          incident("died", fmt::format("the worker died while {} of subject {} again: {}", step_words(loading.step),
+                                       loading.subject, why),
+                   sig, label, subject, take_tail());
+          break;
+        }
+        out = CaseOutcome{};
+        out.phase = phase;
+        out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (w == WorkerProcess::Wait::timeout) {
+          out.status = Status::timeout;
+          out.message = fmt::format("the case did not finish within {} s (hung in phase '{}')", opt_.timeout_s, phase);
+          out.output_tail = kill_worker();
+        } else {
+          out.status = Status::crash;
+          const std::string why = reap_worker(out.signal);
+          out.message = why + " in phase '" + phase + "'";
+          out.output_tail = take_tail();
+        }
+        worker_.reset();
+        fruitless_ = 0;  // the worker died in a case it had accepted: it did run cases
+        return true;
+      }
+      if (!worker_) continue;  // the load incident above: run the case again
+      if (opt_.isolation == Isolation::per_case) retire("after " + label, subject);
+      return true;
+    }
+  }
+
+  bool gave_up() const { return fruitless_ >= kMaxFruitlessWorkers; }
+  const std::string& gave_up_reason() const { return gave_up_reason_; }
+  const LoadStep& failed_load() const { return failed_load_; }
+
+  void finish() {
+    if (worker_) retire("at the end of the run", -1);
+  }
+
+ private:
+  /// Start a worker and complete its handshake (see start_first).
   bool start(CaseOutcome& out) {
     worker_ = std::make_unique<WorkerProcess>();
     std::string err;
@@ -64,128 +290,164 @@ class Supervisor {
     if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty()))
       throw std::runtime_error(err);
     ++run_.workers_started;
-    nlohmann::json ev;
-    auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
-    WorkerProcess::Wait w = worker_->next(ev, deadline);
-    const std::string kind = w == WorkerProcess::Wait::event ? event_kind(ev) : "";
-    if (kind == "hello") {
-      if (run_.subjects.empty()) {
-        try {
-          for (const auto& s : ev.at("subjects")) run_.subjects.push_back(protocol::subject_from_json(s));
-        } catch (const nlohmann::json::exception& e) {
-          throw std::runtime_error(std::string("malformed hello from the worker: ") + e.what());
+    ++fruitless_;  // until it finishes a case
+    failed_load_ = LoadStep{};
+    const auto t0 = Clock::now();
+    auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
+    std::string line;
+    for (;;) {
+      WorkerProcess::Wait w = worker_->next_line(line, deadline);
+      if (w != WorkerProcess::Wait::event) {
+        out = CaseOutcome{};
+        out.phase = phase_of(failed_load_.step);
+        if (w == WorkerProcess::Wait::timeout) {
+          out.status = Status::timeout;
+          out.message = fmt::format("{} did not finish within {} s", step_words(failed_load_.step), opt_.timeout_s);
+          out.output_tail = kill_worker();
+        } else {
+          out.status = Status::crash;
+          out.message = "while " + step_words(failed_load_.step) + ": " + reap_worker(out.signal);
+          out.output_tail = take_tail();
         }
+        worker_.reset();
+        return false;
       }
-      return true;
+      json ev = json::parse(line, nullptr, false);
+      const std::string kind = ev.is_discarded() ? std::string() : event_kind(ev);
+      if (kind == "phase" && text_of(ev, "phase") == "load" && !ev.contains("nonce")) {
+        failed_load_.subject = ev.value("subject", -1);
+        failed_load_.step = text_of(ev, "step");
+        continue;
+      }
+      if (kind == "hello") {
+        if (run_.subjects.empty()) {
+          try {
+            for (const auto& s : ev.at("subjects")) run_.subjects.push_back(protocol::subject_from_json(s));
+          } catch (const json::exception& e) {
+            run_.subjects.clear();
+            out = violation(std::string("a malformed hello: ") + e.what(), "load", t0, false);
+            return false;
+          }
+        }
+        failed_load_ = LoadStep{};
+        return true;
+      }
+      if (kind == "load_error") {
+        const std::string msg = text_of(ev, "message");
+        kill_worker();
+        throw SubjectLoadError{msg.empty() ? "cannot load subject" : msg};
+      }
+      out = violation("a line that is not a protocol event of a loading worker: " + quote_line(line), "load", t0, false);
+      return false;
     }
-    if (kind == "load_error") {
-      const auto msg = ev.find("message");
-      throw SubjectLoadError{msg != ev.end() && msg->is_string() ? msg->get<std::string>()
-                                                                 : "cannot load subject"};
-    }
-    out = CaseOutcome{};
-    out.phase = "load";
-    if (w == WorkerProcess::Wait::timeout) {
-      out.status = Status::timeout;
-      out.message = fmt::format("loading the subject did not finish within {} s", opt_.timeout_s);
-      worker_->kill_and_reap();
-    } else {
-      out.status = Status::crash;
-      int status = worker_->reap();
-      out.message = "while loading the subject: " +
-                    death_text(status, &out.signal, worker_->max_rss_kib(), memory_limit_mib_);
-    }
-    out.output_tail = worker_->tail();
-    worker_.reset();
-    return false;
   }
 
-  CaseOutcome run_one(const CaseInfo& info, int subject, int peer = -1) {
-    const std::string command = peer >= 0 ? fmt::format("run {} {} {}\n", subject, info.id, peer)
-                                          : fmt::format("run {} {}\n", subject, info.id);
+  /// End a worker that is done (end of run, or --isolate=case): its commands closed, it must
+  /// exit 0. Dying on the way out (a library's exit handler or destructor) is an incident.
+  void retire(const std::string& when, int subject) {
+    std::string unasked;
+    const bool spoke = worker_->check_idle(unasked) == WorkerProcess::Idle::data;
+    worker_->close_commands();
+    const int status = worker_->reap(static_cast<int>(opt_.timeout_s * 1000));
+    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (spoke) {
+      incident("protocol", "worker protocol violated while no case was running: it wrote " + quote_line(unasked) +
+                   " unasked (" + when + ")", "", "", subject, take_tail());
+    } else if (!clean) {
+      std::string sig;
+      const std::string why = death_text(status, &sig, worker_->max_rss_kib(), memory_limit_mib_);
+      incident("died", "the worker did not exit cleanly when told to stop (" + when + "): " + why, sig, "", subject,
+               take_tail());
+    }
+    worker_.reset();
+  }
+
+  static std::string phase_of(const std::string& step) {
+    return step.rfind("probe.", 0) == 0 ? step : "load";
+  }
+
+  /// The worker broke the protocol: it is killed, nothing it sent is believed, and the case
+  /// (or load) it was serving becomes an error.
+  CaseOutcome violation(const std::string& what, const std::string& phase, Clock::time_point t0,
+                        bool case_result = true) {
+    if (case_result) fruitless_ = 0;  // the case has its result (an error)
     CaseOutcome out;
-    if (!worker_ && !start(out)) return out;
-    worker_->clear_tail();
-    const auto t0 = Clock::now();
-    std::string phase = "setup";
-    if (!worker_->send(command)) {
-      // The worker is gone (it died after its last result): retry once with a fresh one.
-      worker_.reset();
-      if (!start(out)) return out;
-      worker_->send(command);
-    }
-    const auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
-    for (;;) {
-      nlohmann::json ev;
-      WorkerProcess::Wait w = worker_->next(ev, deadline);
-      if (w == WorkerProcess::Wait::event) {
-        const std::string kind = event_kind(ev);
-        if (kind == "phase") {
-          const auto p = ev.find("phase");
-          if (p != ev.end() && p->is_string()) phase = p->get<std::string>();
-          continue;
-        }
-        if (kind != "result") continue;
-        try {
-          out = protocol::outcome_from_json(ev.at("outcome"));
-        } catch (const nlohmann::json::exception& e) {
-          out = CaseOutcome{};
-          out.status = Status::error;
-          out.phase = phase;
-          out.message = std::string("malformed result from the worker: ") + e.what();
-        }
-        if (out.status != Status::pass) out.output_tail = worker_->tail();
-        break;
-      }
-      out = CaseOutcome{};
-      out.phase = phase;
-      out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (w == WorkerProcess::Wait::timeout) {
-        out.status = Status::timeout;
-        out.message = fmt::format("the case did not finish within {} s (hung in phase '{}')",
-                                  opt_.timeout_s, phase);
-        worker_->kill_and_reap();
-      } else {
-        out.status = Status::crash;
-        int status = worker_->reap();
-        out.message = death_text(status, &out.signal, worker_->max_rss_kib(), memory_limit_mib_) +
-                      " in phase '" + phase + "'";
-      }
-      out.output_tail = worker_->tail();
-      worker_.reset();
-      break;
-    }
-    if (opt_.isolation == Isolation::per_case && worker_) {
-      worker_->close_commands();
-      worker_->reap();
-      worker_.reset();
-    }
+    out.status = Status::error;
+    out.phase = phase;
+    out.message = "worker protocol violated: " + what +
+                  " (a line the worker did not write? the library may have written into the event pipe); "
+                  "the worker was killed and nothing it sent about this case is believed";
+    out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    out.output_tail = kill_worker();
+    worker_.reset();
     return out;
   }
 
-  void finish() {
-    if (worker_) {
-      worker_->close_commands();
-      worker_->reap();
-      worker_.reset();
-    }
+  void incident(const std::string& kind, const std::string& message, const std::string& signal,
+                const std::string& next_case, int subject, const std::string& tail) {
+    worker_.reset();
+    Incident i{kind, message, signal, next_case, subject, tail};
+    run_.incidents.push_back(std::move(i));
+    if (gave_up() && gave_up_reason_.empty())
+      gave_up_reason_ = fmt::format("{} fresh workers in a row died before finishing a case (last: {})",
+                                    kMaxFruitlessWorkers, message);
   }
 
- private:
-  static std::string event_kind(const nlohmann::json& ev) {
-    const auto k = ev.find("event");
-    return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
+  /// Kill the worker now (hung, stopped or untrusted) and return its output tail.
+  std::string kill_worker() {
+    if (!worker_) return {};
+    worker_->kill_and_reap();
+    return take_tail();
   }
+
+  /// Reap a worker whose event pipe closed; the death in words (fills `signal`).
+  std::string reap_worker(std::string& signal) {
+    const int status = worker_->reap();
+    return death_text(status, &signal, worker_->max_rss_kib(), memory_limit_mib_);
+  }
+
+  /// The worker's output tail, within the run's budget so that thousands of crashes cannot
+  /// grow the supervisor without bound.
+  std::string take_tail() {
+    if (!worker_) return {};
+    std::string t = worker_->tail();
+    worker_->clear_tail();
+    if (tail_bytes_ + t.size() > kTailBudget && t.size() > kSmallTail) t.erase(0, t.size() - kSmallTail);
+    tail_bytes_ += t.size();
+    return t;
+  }
+
+  std::string make_nonce() { return fmt::format("{:016x}", rng_()); }
 
   const RunOptions& opt_;
   RunResult& run_;
   const unsigned long long memory_limit_mib_;
   std::unique_ptr<WorkerProcess> worker_;
+  std::mt19937_64 rng_;
+  int fruitless_ = 0;
+  std::string gave_up_reason_;
+  LoadStep failed_load_;
+  size_t tail_bytes_ = 0;
 };
 
 }  // namespace
 
 namespace {
+/// This process's peak resident memory (KiB): VmHWM belongs to the address space, so unlike
+/// getrusage's ru_maxrss it does not carry over the peak of whatever process exec'd us.
+long own_peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "VmHWM:" && status >> value) return value;
+    status.ignore(4096, '\n');
+  }
+  rusage self{};
+  getrusage(RUSAGE_SELF, &self);
+  return self.ru_maxrss;
+}
+
 /// Deterministic order: per subject, cases by id; a pair case once per consumer subject.
 std::vector<CaseResult> plan(const std::vector<const CaseInfo*>& cases,
                              const std::vector<SubjectInfo>& subjects) {
@@ -224,23 +486,55 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     Supervisor sup(options, run);
     CaseOutcome load_failure;
     // Load once up front so a clean load error is bad input before any case runs.
-    const bool loaded = sup.start(load_failure);
+    const bool loaded = sup.start_first(load_failure);
     if (!loaded && run.subjects.empty()) {
       for (size_t i = 0; i < options.subject_paths.size(); ++i) {
         SubjectInfo info;
         info.index = static_cast<int>(i);
-        info.kind = "plugin";
+        info.kind = options.subject_kind;
         info.path = options.subject_paths[i];
         info.name = "(not loaded)";
         info.notes.push_back(load_failure.message);
         run.subjects.push_back(info);
       }
     }
-    run.results = plan(cases, run.subjects);
-    for (CaseResult& r : run.results)
-      r.outcome = loaded ? sup.run_one(*r.info, r.subject, r.peer) : load_failure;
+    const std::vector<CaseResult> planned = plan(cases, run.subjects);
+    auto label = [&](const CaseResult& r) {
+      if (run.subjects.size() <= 1) return r.info->id;
+      return r.peer >= 0 ? fmt::format("{}@{}->{}", r.info->id, r.subject, r.peer)
+                         : fmt::format("{}@{}", r.info->id, r.subject);
+    };
+    if (!loaded) {
+      // One result for the load, naming its step and the requirement a death there breaks;
+      // the cases, never run, once.
+      const int failed = std::max(sup.failed_load().subject, 0);
+      run.results.push_back({load_case(sup.failed_load().step), failed, -1, load_failure});
+      NotRun nr;
+      nr.reason = fmt::format("the subject{} {} at load ({})",
+                              run.subjects.size() > 1 ? fmt::format(" {}", failed) : "",
+                              load_failure.status == Status::timeout ? "hangs" :
+                              load_failure.status == Status::error ? "breaks the worker protocol" : "crashes",
+                              load_failure.message);
+      for (const CaseResult& r : planned) nr.cases.push_back(label(r));
+      if (!nr.cases.empty()) run.not_run.push_back(std::move(nr));
+    } else {
+      NotRun rest;
+      for (const CaseResult& r : planned) {
+        CaseResult done = r;
+        if (!rest.cases.empty() || !sup.run_one(*r.info, r.subject, r.peer, done.outcome)) {
+          rest.cases.push_back(label(r));
+          continue;
+        }
+        run.results.push_back(std::move(done));
+      }
+      if (!rest.cases.empty()) {
+        rest.reason = "the subject ends its own process: " + sup.gave_up_reason();
+        run.not_run.push_back(std::move(rest));
+      }
+    }
     sup.finish();
   }
+  run.supervisor_max_rss_kib = own_peak_rss_kib();
   run.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return run;
 }

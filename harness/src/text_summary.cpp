@@ -4,6 +4,7 @@
 #include <dlpack_validate/text_summary.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace dlpv {
@@ -70,6 +71,30 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     if (!r.value("observed", "").empty()) out += "          observed: " + one_line(r.value("observed", "")) + "\n";
     if (r["signal"].is_string()) out += "          signal: " + r.value("signal", "") + ", phase: " + r.value("phase", "") + "\n";
   }
+  // Deaths and protocol breaks with no case in flight, grouped by message; cases never run.
+  std::vector<std::pair<std::string, std::vector<const nlohmann::ordered_json*>>> incidents;
+  if (rec.contains("incidents") && rec["incidents"].is_array())
+    for (const auto& i : rec["incidents"]) {
+      const std::string m = i.value("message", "");
+      auto same = std::find_if(incidents.begin(), incidents.end(), [&](const auto& g) { return g.first == m; });
+      if (same == incidents.end()) incidents.push_back({m, {&i}});
+      else same->second.push_back(&i);
+    }
+  if (!incidents.empty()) out += "\nincidents (no case in flight, charged to no case; the case about to run was run again):\n";
+  for (const auto& [message, list] : incidents) {
+    out += fmt::format("  INCIDENT {:>4} x {}\n", list.size(), one_line(message));
+    const std::string next = list.front()->value("next_case", "");
+    if (!next.empty()) out += "               first before " + next + "\n";
+  }
+  if (rec.contains("not_run") && rec["not_run"].is_array())
+    for (const auto& n : rec["not_run"]) {
+      const auto& cases = n.contains("cases") && n["cases"].is_array() ? n["cases"] : nlohmann::ordered_json::array();
+      out += fmt::format("\nNOT RUN {} case{}: {}\n", n.value("count", cases.size()), n.value("count", cases.size()) == 1 ? "" : "s",
+                         one_line(n.value("reason", "")));
+      std::string sample;
+      for (size_t k = 0; k < cases.size() && k < 3; ++k) sample += (k ? ", " : "") + cases[k].get<std::string>();
+      if (!sample.empty()) out += "               e.g. " + sample + (cases.size() > 3 ? ", ..." : "") + "\n";
+    }
   // Skips and expected failures, grouped by reason (a legacy-only library has many).
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
   for (const auto& r : results) {
@@ -87,6 +112,10 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
   std::string counts;
   for (const auto& [k, v] : sum["counts"].items())
     if (v.get<int>()) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v.get<int>(), k);
+  for (const char* extra : {"incidents", "not_run"})
+    if (sum.value(extra, 0) > 0)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", sum.value(extra, 0),
+                            std::string(extra) == "not_run" ? "not run" : "incidents");
   out += fmt::format("\nverdict: {} ({}; {} unexpected){}\n", upper(sum.value("verdict", "fail")), counts,
                      sum.value("unexpected", 0),
                      rec["duration_s"].is_number() && rec.value("duration_s", 0.0) > 0

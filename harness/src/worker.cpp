@@ -82,6 +82,18 @@ void write_event(const nlohmann::json& j) {
     left -= static_cast<size_t>(w);
   }
 }
+
+// The command in flight: its nonce and case id are echoed on every event about it, so the
+// supervisor can tell our events from lines a library writes into the pipe.
+std::string g_nonce;
+std::string g_case;
+int g_loading_subject = -1;
+
+void announce_load_step(const char* step) {
+  nlohmann::json ev{{"event", "phase"}, {"phase", "load"}, {"subject", g_loading_subject}, {"step", step}};
+  if (!g_nonce.empty()) ev["nonce"] = g_nonce;
+  write_event(ev);
+}
 }  // namespace
 
 int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader) {
@@ -100,7 +112,10 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   const bool lazy = lazy_var && std::strcmp(lazy_var, "1") == 0;
   std::vector<std::unique_ptr<Subject>> subjects(specs.size());
   nlohmann::json infos = nlohmann::json::array();
+  set_load_step_hook(announce_load_step);
   for (size_t i = 0; i < specs.size() && !lazy; ++i) {
+    g_loading_subject = static_cast<int>(i);
+    announce_load_step("start");
     try {
       subjects[i] = loader(specs[i], static_cast<int>(i));
     } catch (const SubjectLoadError& e) {
@@ -109,21 +124,25 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     }
     infos.push_back(protocol::subject_to_json(subjects[i]->info()));
   }
+  g_loading_subject = -1;
   keep_stdio_open();
-  write_event({{"event", "hello"}, {"subjects", infos}});
+  write_event({{"event", "hello"}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
   // Makes subject `upto` usable (lazy workers): loads every subject up to it that is not yet
   // loaded, in the command line's order, the order the first worker used (libraries can depend
   // on it: Paddle crashes when imported after TensorFlow). False with `why` if one cannot load.
   auto ensure = [&](int upto, std::string& why) {
     for (int i = 0; i <= upto; ++i) {
       if (subjects[static_cast<size_t>(i)]) continue;
-      write_event({{"event", "phase"}, {"phase", "load"}});
+      g_loading_subject = i;
+      announce_load_step("start");
       try {
         subjects[static_cast<size_t>(i)] = loader(specs[static_cast<size_t>(i)], i);
       } catch (const SubjectLoadError& e) {
         why = "subject " + std::to_string(i) + " did not load in a fresh worker: " + e.message;
+        g_loading_subject = -1;
         return false;
       }
+      g_loading_subject = -1;
       keep_stdio_open();
     }
     return true;
@@ -155,17 +174,22 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       write_event({{"event", "bench_result"}, {"bench", section}});
       continue;
     }
-    const int fields = std::sscanf(line, "run %d %2999s %d", &subject, id, &peer);
-    if (fields < 2 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
-        peer >= static_cast<int>(subjects.size())) {
-      write_event({{"event", "result"}, {"outcome", protocol::outcome_to_json(CaseOutcome{
-          Status::error, std::string("malformed worker command: ") + line, {}, {}, {}, "setup", {}, 0.0, {}})}});
-      continue;
-    }
-    const CaseInfo* info = Registry::instance().find(id);
+    // `run NONCE SUBJECT CASE [PEER]`: acknowledged at once (before anything of the library
+    // runs), so a death before the acknowledgement is known not to belong to the case.
+    char nonce[40] = {};
+    const int fields = std::sscanf(line, "run %39s %d %2999s %d", nonce, &subject, id, &peer);
+    g_nonce = fields >= 1 ? nonce : "";
+    g_case = fields >= 3 ? id : "";
+    write_event({{"event", "accepted"}, {"nonce", g_nonce}, {"case", g_case}});
     CaseOutcome out;
+    const CaseInfo* info = fields >= 3 ? Registry::instance().find(id) : nullptr;
     std::string load_problem;
-    if (!ensure(std::max(subject, peer), load_problem)) {
+    if (fields < 3 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
+        peer >= static_cast<int>(subjects.size())) {
+      out.status = Status::error;
+      out.phase = "setup";
+      out.message = std::string("malformed worker command: ") + line;
+    } else if (!ensure(std::max(subject, peer), load_problem)) {
       out.status = Status::error;
       out.phase = "load";
       out.message = load_problem;
@@ -174,7 +198,7 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       out.message = std::string("unknown case id ") + id;
     } else {
       auto hook = [](const std::string& phase) {
-        write_event({{"event", "phase"}, {"phase", phase}});
+        write_event({{"event", "phase"}, {"nonce", g_nonce}, {"phase", phase}});
       };
       out = run_case_in_process(*info, *subjects[static_cast<size_t>(subject)], hook,
                                 peer >= 0 ? subjects[static_cast<size_t>(peer)].get() : nullptr);
@@ -183,7 +207,10 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     std::fflush(stdout);
     std::fflush(stderr);
     keep_stdio_open();
-    write_event({{"event", "result"}, {"outcome", protocol::outcome_to_json(out)}});
+    write_event({{"event", "result"}, {"nonce", g_nonce}, {"case", g_case},
+                 {"outcome", protocol::outcome_to_json(out)}});
+    g_nonce.clear();
+    g_case.clear();
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -144,26 +145,44 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
   }
 
 bool WorkerProcess::send(const std::string& line) {
+    if (ctl_ < 0) return false;
+    // A worker that died while idle has closed its end: the write fails with EPIPE and the
+    // kernel raises SIGPIPE, whose default action would end the supervisor. Block it here (this
+    // thread only), and consume the one the write raised, unless one was pending before.
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    sigset_t pending_before;
+    sigpending(&pending_before);
+    const bool was_pending = sigismember(&pending_before, SIGPIPE) == 1;
     const char* p = line.data();
     size_t left = line.size();
+    bool ok = true;
     while (left > 0) {
       ssize_t w = write(ctl_, p, left);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
+      if (w <= 0) {
+        ok = false;
+        break;
+      }
       p += w;
       left -= static_cast<size_t>(w);
     }
-    return true;
+    if (!ok && !was_pending) {
+      const timespec zero{0, 0};
+      while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return ok;
   }
 
-WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point deadline) {
+WorkerProcess::Wait WorkerProcess::next_line(std::string& line, Clock::time_point deadline) {
     for (;;) {
       size_t nl = buf_.find('\n');
       if (nl != std::string::npos) {
-        std::string line = buf_.substr(0, nl);
+        line = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
-        ev = nlohmann::json::parse(line, nullptr, false);
-        if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
         return Wait::event;
       }
       if (evt_eof_) return Wait::eof;
@@ -178,6 +197,35 @@ WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point de
       if (left <= 0) return Wait::timeout;
       if (pump(static_cast<int>(std::min<long long>(left, 100))) == 0) try_reap();
     }
+  }
+
+WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point deadline) {
+    for (;;) {
+      std::string line;
+      const Wait w = next_line(line, deadline);
+      if (w != Wait::event) return w;
+      ev = nlohmann::json::parse(line, nullptr, false);
+      if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
+      return Wait::event;
+    }
+  }
+
+WorkerProcess::Idle WorkerProcess::check_idle(std::string& what) {
+    while (!evt_eof_ && pump(0) > 0) {}
+    if (!buf_.empty()) {
+      what = buf_.substr(0, 200);
+      return Idle::data;
+    }
+    if (evt_eof_) return Idle::gone;
+    if (pid_ > 0 && try_reap()) {  // exited; its pipe may still be held by a forked child
+      while (pump(0) > 0) {}
+      if (!buf_.empty()) {
+        what = buf_.substr(0, 200);
+        return Idle::data;
+      }
+      return Idle::gone;
+    }
+    return Idle::quiet;
   }
 
 int WorkerProcess::reap(int grace_ms) {

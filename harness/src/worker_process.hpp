@@ -35,9 +35,20 @@ class WorkerProcess {
   /// next cases need is imported again).
   bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
              unsigned long long memory_limit_mib, std::string& err, bool lazy = false);
+  /// Write a command. False when the worker is gone (EPIPE): SIGPIPE is blocked for the
+  /// write and a pending one consumed, so a dead worker never kills the caller.
   bool send(const std::string& line);
   /// Next event, or eof (worker closed its event fd / died), or timeout at the deadline.
+  /// Lines that are not JSON objects are skipped (the bench's tolerant reading).
   Wait next(nlohmann::json& ev, Clock::time_point deadline);
+  /// Next raw line from the event fd (without its newline), or eof, or timeout: the
+  /// supervisor's strict reading, where any line not ours is a protocol violation.
+  Wait next_line(std::string& line, Clock::time_point deadline);
+  enum class Idle { quiet, data, gone };
+  /// Between commands: nothing may arrive. Reads what is there without waiting; `data`
+  /// (with the first bytes in `what`) when the worker wrote something unasked, `gone`
+  /// when its event fd closed (it died, or closed the pipe).
+  Idle check_idle(std::string& what);
   /// After EOF on the event fd: collect the remaining output briefly, then the exit status.
   int reap(int grace_ms = 2000);
   void kill_and_reap();

@@ -133,6 +133,7 @@ void PythonSubject::probe() {
   if (home_.device_type != kDLCPU)
     info_.notes.push_back("arrays are made on " + device_name(home_) + ", the first device the adapter declares");
   // Producer side.
+  load_step("probe.export");
   py::object x;
   try {
     x = make({2, 3}, f32);
@@ -158,6 +159,10 @@ void PythonSubject::probe() {
                                      (name.empty() ? std::string("a non-capsule") : "a '" + name + "' capsule") +
                                      ": no versioned (DLPack >= 1.0) export";
       }
+      // The first capsule dies unconsumed here: its destructor runs the deleter (CAP-03).
+      load_step("probe.capsule_destructor");
+      cap = py::object();
+      load_step("probe.export");
     } catch (py::error_already_set& e) {
       const bool type_error = is_instance_of(e, PyExc_TypeError);
       facts_.dlpack_signature_note =
@@ -177,6 +182,9 @@ void PythonSubject::probe() {
         absent["export_legacy"] = "__dlpack__() (max_version=None) returns " +
                                   (name.empty() ? std::string("a non-capsule") : "a '" + name + "' capsule") +
                                   ", not a legacy 'dltensor' capsule";
+      load_step("probe.capsule_destructor");
+      cap = py::object();
+      load_step("probe.export");
     } catch (py::error_already_set& e) {
       absent["export_legacy"] = "__dlpack__() (max_version=None) raised " + describe(e) +
                                 ": no legacy export (tolerated from March 2025, VER-06)";
@@ -212,6 +220,7 @@ void PythonSubject::probe() {
   }
 
   // Consumer side: a probe that records the keywords and refuses, so nothing is imported.
+  load_step("probe.consumer");
   if (!py::hasattr(adapter_, "from_dlpack")) {
     absent["import_versioned"] = absent["import_legacy"] = "the adapter has no from_dlpack";
   } else {
@@ -464,6 +473,7 @@ PythonSubject& python_subject(CaseContext& ctx) {
 std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index) {
   py::gil_scoped_acquire gil;
   try {
+    load_step("import");
     py::module_ adapters = py::module_::import("validator.adapters");
     py::object adapter = adapters.attr("resolve")(spec);
     auto subject = std::make_unique<PythonSubject>(adapter, spec, index);

@@ -288,4 +288,35 @@ std::string reason_line(const json& run, const json& r) {
   return st == "pass" ? std::string() : text(r, "title");
 }
 
+std::vector<IncidentGroup> incident_groups(const json& run) {
+  std::vector<IncidentGroup> out;
+  for (const auto& i : array_at(run, "incidents")) {
+    if (!i.is_object()) continue;
+    const std::string message = text(i, "message");
+    auto same = std::find_if(out.begin(), out.end(), [&](const IncidentGroup& g) { return g.message == message; });
+    if (same != out.end()) {
+      ++same->count;
+      continue;
+    }
+    out.push_back({1, text(i, "kind"), message, text(i, "signal"), text(i, "next_case"), text(i, "output_tail")});
+  }
+  return out;
+}
+
+std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample) {
+  std::vector<NotRunLine> out;
+  for (const auto& n : array_at(run, "not_run")) {
+    if (!n.is_object()) continue;
+    NotRunLine line;
+    const json& cases = array_at(n, "cases");
+    line.count = n.contains("count") && n["count"].is_number_unsigned() ? n["count"].get<std::size_t>() : cases.size();
+    line.reason = text(n, "reason");
+    for (std::size_t k = 0; k < cases.size() && k < sample; ++k)
+      line.sample += (k ? ", " : "") + text_of(cases[k]);
+    if (cases.size() > sample) line.sample += ", ...";
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 }  // namespace dlpv::reports::detail

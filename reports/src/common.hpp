@@ -109,6 +109,22 @@ std::string reason_line(const json& run, const json& result);
 /// `storage`, so a writer handed an unfinalised record still prints a truthful verdict.
 const json& with_summary(const json& run, json& storage);
 
+/// run["incidents"] (a worker that died, hung or broke the protocol with no case in flight)
+/// grouped by message in first-seen order, so a library that kills every worker the same way
+/// reads as one line with a count.
+struct IncidentGroup {
+  std::size_t count = 0;
+  std::string kind, message, signal, next_case, output_tail;  ///< of the first one
+};
+std::vector<IncidentGroup> incident_groups(const json& run);
+
+/// run["not_run"]: cases never run, one line per entry with a few of their ids.
+struct NotRunLine {
+  std::size_t count = 0;
+  std::string reason, sample;
+};
+std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample = 3);
+
 /// Whether the run is strict (options.strict).
 bool is_strict(const json& run);
 

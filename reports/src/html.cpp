@@ -250,6 +250,29 @@ std::string results_sections(const json& run) {
   return out;
 }
 
+/// Deaths and protocol breaks with no case in flight (grouped), and cases never run.
+std::string supervision_section(const json& run) {
+  const auto groups = detail::incident_groups(run);
+  const auto not_run = detail::not_run_lines(run);
+  if (groups.empty() && not_run.empty()) return {};
+  std::string out = "<section id=\"supervision\">\n<h2>Worker incidents and cases not run</h2>\n"
+                    "<p>Incidents happened with no case in flight (charged to no case; the case about to "
+                    "run was run again in a fresh worker). Each counts as unexpected.</p>\n<table>\n"
+                    "<thead><tr><th>what</th><th>count</th><th>detail</th></tr></thead>\n<tbody>\n";
+  for (const auto& g : groups) {
+    std::string detail_html = html_escape(g.message);
+    if (!g.next_case.empty()) detail_html += "<br><small>first before " + code(g.next_case) + "</small>";
+    if (!g.output_tail.empty())
+      detail_html += "<pre class=\"output\">" + html_escape(detail::bounded_tail(g.output_tail, 4096)) + "</pre>";
+    out += fmt::format(FMT_STRING("<tr data-status=\"crash\"><td>incident ({})</td><td>{}</td><td>{}</td></tr>\n"),
+                       html_escape(g.kind), g.count, detail_html);
+  }
+  for (const auto& n : not_run)
+    out += fmt::format(FMT_STRING("<tr data-status=\"skip\"><td>not run</td><td>{}</td><td>{}{}</td></tr>\n"), n.count,
+                       html_escape(n.reason), n.sample.empty() ? "" : "<br><small>e.g. " + html_escape(n.sample) + "</small>");
+  return out + "</tbody></table>\n</section>\n";
+}
+
 }  // namespace
 
 void write_html(const json& record, std::ostream& out) {
@@ -265,7 +288,7 @@ void write_html(const json& record, std::ostream& out) {
       << subjects_section(run) << environment_section(run) << baseline_section(run)
       << detail::html_bench(run)
       << detail::html_requirement_matrix(run) << detail::html_support_matrix(run)
-      << detail::html_pair_matrix(run) << results_sections(run) << "</main>\n"
+      << detail::html_pair_matrix(run) << supervision_section(run) << results_sections(run) << "</main>\n"
       << "<script type=\"application/json\" id=\"run-record\">\n" << detail::script_json(run)
       << "\n</script>\n<script>" << detail::html_script() << "</script>\n</body>\n</html>\n";
 }

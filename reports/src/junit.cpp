@@ -314,6 +314,41 @@ void write_junit(const json& record, std::ostream& out) {
     total.skipped += c.skipped, total.time += c.time;
   }
 
+  // Incidents (errors: no case in flight) and cases never run (one skipped testcase each).
+  const auto groups = detail::incident_groups(run);
+  const auto not_run = detail::not_run_lines(run);
+  if (!groups.empty() || !not_run.empty()) {
+    Counts c;
+    std::string body;
+    std::size_t k = 0;
+    for (const auto& g : groups) {
+      ++c.tests, ++c.errors;
+      const std::string msg = fmt::format(FMT_STRING("{} x {}"), g.count, g.message);
+      body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
+              attr("name", fmt::format(FMT_STRING("incident {} ({})"), ++k, g.kind)) + attr("time", "0.000") + ">\n" +
+              "      <error" + attr("type", "incident") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
+              detail::xml_text(msg + (g.next_case.empty() ? "" : "\nfirst before " + g.next_case)) + "</error>\n";
+      if (!g.output_tail.empty())
+        body += "      <system-out>" + detail::xml_text(detail::bounded_tail(g.output_tail, k_output_limit)) + "</system-out>\n";
+      body += "    </testcase>\n";
+    }
+    k = 0;
+    for (const auto& n : not_run) {
+      ++c.tests, ++c.skipped;
+      const std::string msg = fmt::format(FMT_STRING("{} cases not run: {}"), n.count, n.reason);
+      body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
+              attr("name", fmt::format(FMT_STRING("not run {}"), ++k)) + attr("time", "0.000") + ">\n" +
+              "      <skipped" + attr("type", "not-run") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
+              detail::xml_text(msg + (n.sample.empty() ? "" : "\ne.g. " + n.sample)) + "</skipped>\n    </testcase>\n";
+    }
+    suites += "  <testsuite" + attr("name", "dlpack-validate supervisor") + counts_attrs(c) + attr("time", "0.000");
+    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
+    if (!hostname.empty()) suites += attr("hostname", hostname);
+    suites += ">\n" + body + "  </testsuite>\n";
+    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
+    total.skipped += c.skipped;
+  }
+
   if (detail::bench_of(run).is_object()) {
     Counts c;
     std::string body = bench_suite(run, strict, c);

@@ -232,11 +232,21 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
       }
     }
   }
+  Section supervision{"", "### Worker incidents and cases not run\n\n| what | count | detail |\n| --- | --- | --- |\n",
+                      {}, ""};
+  for (const auto& g : detail::incident_groups(run))
+    supervision.rows.push_back("| incident (" + detail::md_text(g.kind) + ", no case in flight) | " +
+                               std::to_string(g.count) + " | " + detail::md_text(detail::one_line(g.message, 300)) + " |\n");
+  for (const auto& n : detail::not_run_lines(run))
+    supervision.rows.push_back("| not run | " + std::to_string(n.count) + " | " +
+                               detail::md_text(detail::one_line(n.reason, 300)) +
+                               (n.sample.empty() ? "" : " (e.g. " + detail::md_text(n.sample) + ")") + " |\n");
   BoundedText text(budget_bytes);
   text.force(verdict_line(run));
   text.add(counts_table(run), 0);
   text.add(context_lines(run));
   emit(text, unexpected);
+  if (!supervision.rows.empty()) emit(text, supervision);
   for (const Section& s : bench_sections(run)) emit(text, s);
   emit(text, stale_section(run));
   emit(text, xpasses);

@@ -34,10 +34,19 @@ void finalize_summary(json& run) {
   // A bench record: a route that could not be measured is unexpected; a regression against
   // --bench-baseline is a warning (unexpected only under strict).
   unexpected += detail::bench_errors(run);
+  // A worker that died or broke the protocol with no case in flight is the library's doing
+  // (nothing of ours runs there): unexpected, though charged to no case.
+  const std::size_t incidents = detail::array_at(run, "incidents").size();
+  unexpected += incidents;
+  std::size_t not_run = 0;
+  for (const auto& n : detail::array_at(run, "not_run"))
+    if (n.is_object() && n.contains("count") && n["count"].is_number_unsigned()) not_run += n["count"].get<std::size_t>();
   if (strict) unexpected += detail::bench_warnings(run);
   json summary = json::object();
   summary["total"] = total;
   summary["counts"] = std::move(counts);
+  summary["incidents"] = incidents;
+  summary["not_run"] = not_run;
   summary["unexpected"] = unexpected;
   summary["verdict"] = unexpected == 0 ? "pass" : "fail";
   summary["exit_code"] = unexpected == 0 ? 0 : 1;

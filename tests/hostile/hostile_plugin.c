@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +54,9 @@
 #define DO_FAKE_RESULT 9 /* print fake protocol "pass" lines on every low fd, then crash */
 #define DO_FORK_ORPHAN 10 /* fork a child that keeps every inherited fd open, then crash */
 #define DO_SEGV_IN_HANDLER_LOOP 11 /* SIGSEGV handler that returns: the fault repeats forever */
+#define DO_FORGE_EVENT 12 /* find the worker's event pipe (/proc/self/fd) and write well-formed
+                             "pass" results into it (old and guessed-nonce forms), then carry on */
+#define DO_FORGE_PARTIAL 13 /* write half an event line (no newline) into the event pipe, carry on */
 
 #ifndef HOSTILE_AT
 #define HOSTILE_AT AT_NONE
@@ -83,6 +90,10 @@
 #define C_SEGV_EXIT0 2     /* SIGSEGV handler that _exit(0)s: a crash looks like success */
 #define C_CLOSE_STDIO 3    /* close fds 0, 1, 2 */
 #define C_CLOSE_PROTOCOL 4 /* close fds 3 and 4 and put /dev/null in their place */
+#define C_THREAD_ABORT 5   /* start a thread that calls abort() about 200 microseconds later */
+#define C_ITIMER 6         /* arm setitimer(ITIMER_REAL, 1 ms): SIGALRM ends the process */
+#define C_CHAOS 7          /* for the chaos soak: SIGUSR1 closes the protocol pipes, SIGUSR2
+                              forges an event line into them (the soak's process sends both) */
 #ifndef HOSTILE_CTOR
 #define HOSTILE_CTOR C_NONE
 #endif
@@ -119,6 +130,56 @@ static void write_all(int fd, const void* buf, size_t n) {
     p += w;
     n -= (size_t)w;
   }
+}
+
+/* Every fd >= 3 that is a pipe (the worker's protocol pipes among them); `writable` picks
+ * the write ends. Uses only async-signal-safe calls when `fds` is given a fixed range. */
+static int is_pipe(int fd, int writable) {
+  struct stat st;
+  int fl;
+  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return 0;
+  fl = fcntl(fd, F_GETFL);
+  if (fl < 0) return 0;
+  return writable ? (fl & O_ACCMODE) != O_RDONLY : 1;
+}
+
+static const char forged_lines[] =
+    "{\"event\":\"result\",\"outcome\":{\"status\":\"pass\",\"message\":\"forged\"}}\n"
+    "{\"event\":\"result\",\"nonce\":\"0000000000000000\",\"case\":\"x\",\"outcome\":{\"status\":\"pass\"}}\n";
+
+/* A library that looks its fds up the way anyone can (/proc/self/fd) and writes into every
+ * pipe it may write to, past the stdio ones. */
+static void forge_into_pipes(const char* text, size_t n) {
+  DIR* d = opendir("/proc/self/fd");
+  struct dirent* e;
+  if (!d) return;
+  while ((e = readdir(d)) != NULL) {
+    int fd = atoi(e->d_name);
+    if (fd >= 3 && fd != dirfd(d) && is_pipe(fd, 1)) write_all(fd, text, n);
+  }
+  closedir(d);
+}
+
+static void chaos_close_pipes(int sig) {
+  int fd;
+  (void)sig;
+  for (fd = 3; fd < 1100; ++fd)
+    if (is_pipe(fd, 0)) close(fd);
+}
+
+static void chaos_forge(int sig) {
+  int fd;
+  (void)sig;
+  for (fd = 3; fd < 1100; ++fd)
+    if (is_pipe(fd, 1)) write_all(fd, forged_lines, sizeof forged_lines - 1);
+}
+
+static void* abort_soon(void* arg) {
+  struct timespec ts = {0, 200 * 1000};
+  (void)arg;
+  nanosleep(&ts, NULL);
+  abort();
+  return NULL;
 }
 
 static void segv_return_handler(int sig) { (void)sig; /* returns: the faulting store runs again */ }
@@ -173,6 +234,12 @@ static void hostile_do(int deed) {
       hostile_do(DO_SEGV);
       break;
     }
+    case DO_FORGE_EVENT:
+      forge_into_pipes(forged_lines, sizeof forged_lines - 1);
+      break;
+    case DO_FORGE_PARTIAL:
+      forge_into_pipes("{\"event\":\"res", 14);
+      break;
     case DO_SEGV_IN_HANDLER_LOOP: {
       signal(SIGSEGV, segv_return_handler);
       hostile_do(DO_SEGV);
@@ -203,6 +270,19 @@ __attribute__((constructor)) static void hostile_constructor(void) {
   close(0);
   close(1);
   close(2);
+#elif HOSTILE_CTOR == C_THREAD_ABORT
+  {
+    pthread_t t;
+    if (pthread_create(&t, NULL, abort_soon, NULL) == 0) pthread_detach(t);
+  }
+#elif HOSTILE_CTOR == C_ITIMER
+  {
+    struct itimerval it = {{0, 0}, {0, 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+  }
+#elif HOSTILE_CTOR == C_CHAOS
+  signal(SIGUSR1, chaos_close_pipes);
+  signal(SIGUSR2, chaos_forge);
 #elif HOSTILE_CTOR == C_CLOSE_PROTOCOL
   close(3);
   close(4);

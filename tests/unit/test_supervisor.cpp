@@ -3,6 +3,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 #include <dlpack_validate/runner.hpp>
+#include <signal.h>
+
+#include <set>
 
 using namespace dlpv;
 
@@ -72,4 +75,50 @@ TEST_CASE("a missing entry point is a load error") {
   o.worker_command = {DLPV_VALIDATOR_EXE};
   o.loader = load_plugin_subject;
   CHECK_THROWS_AS(run_cases(o, select_cases({"consumer.roundtrip.*"})), SubjectLoadError);
+}
+
+TEST_CASE("workers that die with no case in flight: the supervisor lives (SIGPIPE at its default)") {
+  // The library arms a 1 ms interval timer at load: its workers die idle, before accepting a
+  // command, or in a case. Writing a command into a dead worker's pipe must not end us.
+  struct sigaction old {};
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, &old);
+  RunResult r = run_on(DLPV_ITIMER_PLUGIN, {"producer.*", "consumer.*"}, Isolation::worker, 2.0);
+  sigaction(SIGPIPE, &old, nullptr);
+  std::set<std::string> ids;
+  for (const auto& c : r.results) ids.insert(c.info->id);
+  size_t not_run = 0;
+  for (const auto& n : r.not_run) not_run += n.cases.size();
+  CHECK(ids.size() == r.results.size());  // one result per case
+  CHECK(r.results.size() + not_run == select_cases({"producer.*", "consumer.*"}).size());
+  int deaths = static_cast<int>(r.incidents.size());
+  for (const auto& c : r.results) deaths += c.outcome.status == Status::crash;
+  CHECK(deaths > 0);
+  for (const auto& i : r.incidents) CHECK(i.signal.find("SIGALRM") != std::string::npos);
+}
+
+TEST_CASE("a result forged into the event pipe is not believed") {
+  // A real dtype bug (fail) under a library that writes well-formed "pass" results into every
+  // pipe it finds: the case is an error (protocol violated), never a pass.
+  for (Isolation iso : {Isolation::worker, Isolation::per_case}) {
+    RunResult r = run_on(DLPV_FORGE_PLUGIN, {"consumer.refuse.dtype.float4_bits8.*"}, iso);
+    REQUIRE(r.results.size() == 2);
+    for (const auto& c : r.results) {
+      CHECK(c.outcome.status == Status::error);
+      CHECK(c.outcome.message.find("worker protocol violated") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a library that dies at load: one result for the load, every case once as not run") {
+  RunResult r = run_on(DLPV_CTOR_ABORT_PLUGIN, {"consumer.roundtrip.*"}, Isolation::worker);
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].info->id == "subject.load");
+  CHECK(r.results[0].outcome.status == Status::crash);
+  CHECK(r.results[0].outcome.phase == "load");
+  CHECK(r.results[0].outcome.signal.find("SIGABRT") != std::string::npos);
+  REQUIRE(r.not_run.size() == 1);
+  CHECK(r.not_run[0].cases.size() == select_cases({"consumer.roundtrip.*"}).size());
+  CHECK(r.not_run[0].reason.find("crashes at load") != std::string::npos);
 }

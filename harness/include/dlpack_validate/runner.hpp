@@ -25,6 +25,9 @@ struct RunOptions {
   std::vector<std::string> worker_command;
   /// Loads a subject (in workers, and in-process with Isolation::none).
   SubjectLoader loader;
+  /// Kind of the subjects ("plugin", "python"): what a subject that never loaded is taken to
+  /// be when its cases are listed as not run.
+  std::string subject_kind = "plugin";
 };
 
 struct CaseResult {
@@ -34,12 +37,35 @@ struct CaseResult {
   CaseOutcome outcome;
 };
 
+/// Something that went wrong with no case in flight (a worker that died, hung or broke the
+/// protocol while idle, before it accepted a command, or while a fresh worker loaded the
+/// subject again): charged to no case, listed in every report, unexpected.
+struct Incident {
+  std::string kind;     ///< "died", "unresponsive", "protocol"
+  std::string message;  ///< what happened, in words
+  std::string signal;   ///< "SIGKILL (9)" for deaths by signal
+  std::string next_case;  ///< the case the supervisor was about to run (it was then run again)
+  int subject = -1;
+  std::string output_tail;
+};
+
+/// Cases that were never run, reported once: the subject crashes at load, or its workers
+/// kept dying on their own before any case could run.
+struct NotRun {
+  int subject = -1;  ///< -1: every subject
+  std::string reason;
+  std::vector<std::string> cases;  ///< "ID" or "ID@S" / "ID@S->P" when several subjects
+};
+
 struct RunResult {
   std::vector<SubjectInfo> subjects;
   std::vector<CaseResult> results;
+  std::vector<Incident> incidents;
+  std::vector<NotRun> not_run;
   double duration_s = 0.0;
   std::string started_at;  ///< ISO 8601 UTC
   int workers_started = 0;
+  long supervisor_max_rss_kib = 0;  ///< peak resident memory of the supervisor process
 };
 
 /// Cases selected by the filters, in id order (all cases when there are no filters).

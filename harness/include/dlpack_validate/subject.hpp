@@ -65,6 +65,14 @@ struct SubjectLoadError {
   std::string message;
 };
 
+/// Loaders announce the step they are in ("dlopen", "entry", "import", "probe.export",
+/// "probe.capsule_destructor", "probe.consumer") so that a worker that dies while loading is
+/// charged to that step (and to the requirement it breaks) rather than to a case. The worker
+/// sets the hook; without one the calls do nothing.
+using LoadStepHook = void (*)(const char* step);
+void set_load_step_hook(LoadStepHook hook);
+void load_step(const char* step);
+
 /// Load a plugin with dlopen(RTLD_NOW | RTLD_LOCAL) and check its table (ABI version, name).
 std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index);
 

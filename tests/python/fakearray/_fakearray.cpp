@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -161,6 +162,7 @@ M* new_managed(const Array& a, bool copy) {
 
 // The capsule destructor: delete only when unconsumed (name still dltensor*).
 void capsule_destructor(PyObject* cap) {
+  if (bug("destructor_segfaults")) std::raise(SIGSEGV);  // a hostile library: dies in its destructor
   const char* name = PyCapsule_GetName(cap);
   if (!name) { PyErr_Clear(); return; }
   const bool versioned = std::strcmp(name, "dltensor_versioned") == 0 ||

@@ -151,9 +151,14 @@ class Supervisor {
       switch (worker_->check_idle(unasked)) {
         case WorkerProcess::Idle::quiet: break;
         case WorkerProcess::Idle::data:
-          incident("protocol", "worker protocol violated while no case was running: it wrote " +
-                       quote_line(unasked) + " unasked; the worker was killed and replaced",
-                   "", label, subject, kill_worker());
+          // A second result, or any line after the last one: the case this worker last answered
+          // for is not believed either.
+          if (!taint(last_result(), unasked))
+            incident("protocol", "worker protocol violated while no case was running: it wrote " +
+                         quote_line(unasked) + " unasked; the worker was killed and replaced",
+                     "", label, subject, kill_worker());
+          else
+            kill_worker(), worker_.reset();
           continue;
         case WorkerProcess::Idle::gone: {
           std::string sig;
@@ -193,10 +198,12 @@ class Supervisor {
       json ev = json::parse(line, nullptr, false);
       if (ev.is_discarded() || event_kind(ev) != "accepted" || text_of(ev, "nonce") != nonce ||
           text_of(ev, "case") != info.id) {
-        out = violation(ev.is_discarded() ? "a line that is not a protocol event: " + quote_line(line)
-                                          : "an event other than the acknowledgement of this case: " + quote_line(line),
-                        "setup", t0);
-        return true;
+        // Nothing of the case has run before the acknowledgement: the line was written while the
+        // worker was idle. Not believed, charged to no case; the case runs in a fresh worker.
+        incident("protocol", "worker protocol violated before it accepted the next case: it wrote " +
+                     quote_line(line) + " instead of the acknowledgement; the worker was killed and replaced",
+                 "", label, subject, kill_worker());
+        continue;
       }
       // In flight: phases, then the result, all echoing the nonce.
       std::string phase = "setup";
@@ -267,7 +274,8 @@ class Supervisor {
         return true;
       }
       if (!worker_) continue;  // the load incident above: run the case again
-      if (opt_.isolation == Isolation::per_case) retire("after " + label, subject);
+      answered_ = true;  // this worker's last words were this case's result
+      if (opt_.isolation == Isolation::per_case) retire("after " + label, subject, &out);
       return true;
     }
   }
@@ -277,7 +285,7 @@ class Supervisor {
   const LoadStep& failed_load() const { return failed_load_; }
 
   void finish() {
-    if (worker_) retire("at the end of the run", -1);
+    if (worker_) retire("at the end of the run", -1, last_result());
   }
 
  private:
@@ -291,6 +299,7 @@ class Supervisor {
       throw std::runtime_error(err);
     ++run_.workers_started;
     ++fruitless_;  // until it finishes a case
+    answered_ = false;
     failed_load_ = LoadStep{};
     const auto t0 = Clock::now();
     auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
@@ -344,9 +353,14 @@ class Supervisor {
 
   /// End a worker that is done (end of run, or --isolate=case): its commands closed, it must
   /// exit 0. Dying on the way out (a library's exit handler or destructor) is an incident.
-  void retire(const std::string& when, int subject) {
+  void retire(const std::string& when, int subject, CaseOutcome* last) {
     std::string unasked;
     const bool spoke = worker_->check_idle(unasked) == WorkerProcess::Idle::data;
+    if (spoke && taint(last, unasked)) {
+      kill_worker();
+      worker_.reset();
+      return;
+    }
     worker_->close_commands();
     const int status = worker_->reap(static_cast<int>(opt_.timeout_s * 1000));
     const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -360,6 +374,26 @@ class Supervisor {
                take_tail());
     }
     worker_.reset();
+  }
+
+  /// The result the current worker gave last, when its result was the last thing it did.
+  CaseOutcome* last_result() {
+    return answered_ && worker_ && !run_.results.empty() ? &run_.results.back().outcome : nullptr;
+  }
+
+  /// A worker that writes after its result: that result is not believed (it may have been a
+  /// forgery that came first). True when there was such a result to withdraw.
+  bool taint(CaseOutcome* last, const std::string& unasked) {
+    if (!last) return false;
+    const std::string believed = to_string(last->status);
+    *last = CaseOutcome{};
+    last->status = Status::error;
+    last->phase = "result";
+    last->message = "worker protocol violated: after this case's result the worker wrote " + quote_line(unasked) +
+                    " (a second result, or a line the library wrote into the event pipe); the result (" + believed +
+                    ") is not believed and the worker was killed";
+    answered_ = false;
+    return true;
   }
 
   static std::string phase_of(const std::string& step) {
@@ -428,6 +462,7 @@ class Supervisor {
   std::string gave_up_reason_;
   LoadStep failed_load_;
   size_t tail_bytes_ = 0;
+  bool answered_ = false;  ///< the current worker's last event was a result run_cases kept
 };
 
 }  // namespace

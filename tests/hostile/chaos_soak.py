@@ -65,12 +65,14 @@ def rss_kib(pid):
 
 
 def chaos(proc, rng, hits, peak, min_ms, max_ms):
-    seen = {}
+    seen, stopped = {}, set()
     while proc.poll() is None:
         time.sleep(rng.uniform(min_ms, max_ms) / 1000.0)
         peak[0] = max(peak[0], rss_kib(proc.pid))
         now = time.monotonic()
-        workers = children(proc.pid)
+        # A stopped worker is left alone, so that the supervisor's timeout (not our next hit)
+        # is what ends it.
+        workers = [w for w in children(proc.pid) if w not in stopped]
         for w in workers:
             seen.setdefault(w, now)
         if not workers:
@@ -83,6 +85,8 @@ def chaos(proc, rng, hits, peak, min_ms, max_ms):
         try:
             os.kill(w, sig)
             hits[name] = hits.get(name, 0) + 1
+            if sig == signal.SIGSTOP:
+                stopped.add(w)
         except ProcessLookupError:
             pass
 

@@ -521,7 +521,17 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     Supervisor sup(options, run);
     CaseOutcome load_failure;
     // Load once up front so a clean load error is bad input before any case runs.
-    const bool loaded = sup.start_first(load_failure);
+    bool loaded = sup.start_first(load_failure);
+    if (!loaded && load_failure.status != Status::error) {
+      // Once more before concluding that the subject crashes (or hangs) at load: a single death
+      // while loading (a signal from outside, the OOM killer) is an incident, not a verdict.
+      Incident first{load_failure.status == Status::timeout ? "unresponsive" : "died",
+                     "the first worker could not load the subjects (" + load_failure.message +
+                         "); a second worker loaded them",
+                     load_failure.signal, "", sup.failed_load().subject, load_failure.output_tail};
+      loaded = sup.start_first(load_failure);
+      if (loaded) run.incidents.push_back(std::move(first));
+    }
     if (!loaded && run.subjects.empty()) {
       for (size_t i = 0; i < options.subject_paths.size(); ++i) {
         SubjectInfo info;

@@ -15,7 +15,9 @@ def main():
     who.add_argument("--validator")
     who.add_argument("--command", help='command line instead of --validator ("python3 -m validator")')
     ap.add_argument("--only", help="check only case ids matching this glob")
-    ap.add_argument("--expectations", required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--proofs", help="a proof table, tests/proofs/*.tsv (FIXTURE, GLOB, STATUS; @arg lines)")
+    src.add_argument("--expectations", help="NAME|GLOB=STATUS,...|ARGS lines (older form)")
     args = ap.parse_args()
     prefix = shlex.split(args.command) if args.command else [args.validator]
     listing = subprocess.run(prefix + ["--list"], capture_output=True, text=True, check=True)
@@ -23,7 +25,20 @@ def main():
     if args.only:
         ids = [cid for cid in ids if fnmatch.fnmatchcase(cid, args.only)]
     mutants = []  # per mutant, its ordered (glob, status) rules: the first match wins
-    for line in open(args.expectations):
+    if args.proofs:
+        table = {}
+        for line in open(args.proofs):
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, glob, status = line.rstrip("\n").split("\t")
+            rules, filters = table.setdefault(name, ([], []))
+            if glob == "@arg":
+                if status.startswith("--filter="):
+                    filters.append(status.split("=", 1)[1])
+            elif glob != "-":
+                rules.append((glob, status))
+        mutants = [(name, rules, filters) for name, (rules, filters) in table.items()]
+    for line in open(args.expectations) if args.expectations else []:
         if not line.strip():
             continue
         name, expect, extra = (line.rstrip("\n").split("|") + [""])[:3]

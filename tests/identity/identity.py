@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""tests/identity/identity.py: proof that a change left the verdicts alone.
+
+  identity.py capture --build BUILD --out DIR [--python CMD] [--peers PY] [--only GLOB]
+      runs the validator with --deterministic --json on every fixture it finds in BUILD (the
+      reference plugin, every mutant, the lawful fixtures, the hostile fixtures that end the
+      same way every time, fakearray and its variants through CMD, the pinned peers through
+      PY), normalises each record and writes DIR/NAME.json plus DIR/manifest.tsv (NAME, sha256)
+  identity.py compare A B
+      compares two captures (directories) or manifests: which fixtures differ and, for each,
+      the first results that do
+  identity.py check --build BUILD --manifest tests/identity/manifest.tsv [--update]
+      captures the fixtures named in the manifest (into BUILD/identity) and compares; --update
+      rewrites the manifest (a deliberate change of verdicts, reviewed with the diff)
+
+Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
+paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
+growth, bytes read from freed memory), and masks addresses (0x...), protocol nonces, process
+ids, memory figures and numbers of seven digits or more (garbage read as a number) inside
+messages. Fields that would name source files (none today) are
+dropped too, so moving code between files cannot change a record.
+"""
+import argparse
+import fnmatch
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+DROP_TOP = {"command_line", "started_at", "duration_s", "environment", "supervisor"}
+# `observed` is the measurement itself (heap growth, the bytes found in freed memory): it varies
+# from run to run where the verdict does not. Everything else of a result stays.
+DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed"}
+NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{5,}")
+PID = re.compile(r"\b(pid|process) \d+")
+MEMORY = re.compile(r"using \d+ MiB")
+BIG = re.compile(r"-?\b\d{7,}\b")  # seven digits or more: pointer bits read as numbers
+BUILD_PATH = None
+
+# Hostile libraries whose outcome depends on timing (they die at a random moment) are left out.
+HOSTILE_TIMING = {"ctor_thread_abort", "ctor_itimer", "chaos_bugged", "chaos_clean"}
+HOSTILE_FILTERS = ["--filter=producer.tensor.float32.contiguous.*", "--filter=consumer.roundtrip.float32.contiguous.*"]
+
+
+def mask(v):
+    if isinstance(v, str):
+        v = ADDRESS.sub("0xADDR", v)
+        v = NONCE.sub(r"\1NONCE", v)
+        v = PID.sub(r"\1 N", v)
+        v = MEMORY.sub("using N MiB", v)
+        v = BIG.sub("BIG", v).replace("-BIG", "BIG")
+        if BUILD_PATH:
+            v = v.replace(BUILD_PATH, "BUILD")
+        return v
+    if isinstance(v, list):
+        return [mask(x) for x in v]
+    if isinstance(v, dict):
+        return {k: mask(x) for k, x in v.items()}
+    return v
+
+
+def normalise(record):
+    rec = {k: v for k, v in record.items() if k not in DROP_TOP}
+    for s in rec.get("subjects", []):
+        s["path"] = os.path.basename(str(s.get("path", "")))
+    for r in rec.get("results", []):
+        for k in DROP_RESULT:
+            r.pop(k, None)
+        for c in r.get("checks", []):
+            c.pop("observed", None)
+    for i in rec.get("incidents", []):
+        i.pop("output_tail", None)
+    return mask(rec)
+
+
+def fixtures(build, python_cmd, peers_python):
+    """(name, program, arguments, env) for every fixture found in the build tree."""
+    build = os.path.abspath(build)  # messages name paths: always absolute, then masked
+    v = os.path.join(build, "dlpack-validate")
+    # A mutant's own run arguments (tests/proofs/mutants.tsv @arg lines, e.g. the hanging
+    # importer's filters) apply here too.
+    args_of = {}
+    proofs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs", "mutants.tsv")
+    for line in open(proofs):
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) == 3 and fields[1] == "@arg":
+            args_of.setdefault("mut_" + fields[0], []).append(fields[2])
+    out = []
+    for so in sorted(glob.glob(os.path.join(build, "tests", "libdlpv_*.so"))):
+        name = os.path.basename(so)[len("libdlpv_"):-3]
+        if name == "bad_abi":
+            continue
+        out.append((f"plugin.{name}", [v], ["--timeout", "2"] + args_of.get(name, []) + [so], {}))
+    for so in sorted(glob.glob(os.path.join(build, "tests", "hostile", "libdlpv_hostile_*.so"))):
+        name = os.path.basename(so)[len("libdlpv_hostile_"):-3]
+        if name in HOSTILE_TIMING:
+            continue
+        out.append((f"hostile.{name}", [v], ["--timeout", "0.4"] + HOSTILE_FILTERS + [so],
+                    {"DLPV_MEMORY_LIMIT_MIB": "256"}))
+    if python_cmd:
+        env = {"PYTHONPATH": os.pathsep.join([os.path.join(build, "python"),
+                                              os.path.join(build, "tests", "python", "stage")])}
+        fake = os.path.join(build, "tests", "python", "stage", "fakearray", "__init__.py")
+        if os.path.exists(fake):
+            names = ["correct"]
+            text = open(fake).read()
+            for block in re.findall(r"(?:KNOWN_BUGS|LAWFUL) = frozenset\(\{(.*?)\}\)", text, re.S):
+                names += re.findall(r'"([a-z0-9_]+)"', block)
+            for n in sorted(set(names)):
+                out.append((f"fakearray.{n}", python_cmd, ["--timeout", "5", f"fakearray.variants:{n}"], env))
+    if peers_python:
+        for lib in ["numpy", "torch", "jax", "paddle", "tvm_ffi", "pyarrow", "array_api_strict", "tensorflow", "mlx"]:
+            out.append((f"peer.{lib}", [peers_python, "-m", "validator"], [lib],
+                        {"PYTHONPATH": os.path.join(build, "python"), "TF_CPP_MIN_LOG_LEVEL": "3"}))
+    return out
+
+
+def capture(build, dest, python_cmd=None, peers_python=None, only=None):
+    global BUILD_PATH
+    BUILD_PATH = os.path.abspath(build)
+    os.makedirs(dest, exist_ok=True)
+    manifest = {}
+    old = os.path.join(dest, "manifest.tsv")
+    if only and os.path.exists(old):  # a partial capture updates the others' digests in place
+        manifest = read_manifest(old)
+    for name, program, arguments, env in fixtures(build, python_cmd, peers_python):
+        if only and not any(fnmatch.fnmatchcase(name, g) for g in only):
+            continue
+        path = os.path.join(dest, name + ".json")
+        raw = path + ".raw"
+        full_env = dict(os.environ, **env)
+        proc = subprocess.run(program + ["-q", "--deterministic", "--json", raw] + arguments,
+                              capture_output=True, text=True, env=full_env, timeout=1800)
+        try:
+            record = normalise(json.load(open(raw)))
+        except (OSError, ValueError):
+            record = {"no_record": True, "exit": proc.returncode, "stderr": mask(proc.stderr.strip()[-500:])}
+        record["exit_code"] = proc.returncode
+        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        open(path, "w").write(text)
+        if os.path.exists(raw):
+            os.remove(raw)
+        manifest[name] = hashlib.sha256(text.encode()).hexdigest()
+        print(f"{manifest[name][:12]}  {name}", flush=True)
+    write_manifest(os.path.join(dest, "manifest.tsv"), manifest)
+    return manifest
+
+
+def read_manifest(path):
+    out = {}
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, digest = line.split("\t")
+            out[name] = digest
+    return out
+
+
+def write_manifest(path, manifest):
+    with open(path, "w") as f:
+        f.write("# fixture\tsha256 of its normalised --deterministic record (tests/identity/identity.py)\n")
+        for name in sorted(manifest):
+            f.write(f"{name}\t{manifest[name]}\n")
+
+
+def first_differences(a_path, b_path, limit=5):
+    try:
+        a, b = json.load(open(a_path)), json.load(open(b_path))
+    except (OSError, ValueError):
+        return ["(one of the records is missing)"]
+    out = []
+    ka = {(r["id"], r["subject"], r.get("peer")): r for r in a.get("results", [])}
+    kb = {(r["id"], r["subject"], r.get("peer")): r for r in b.get("results", [])}
+    for k in sorted(set(ka) | set(kb), key=str):
+        if ka.get(k) != kb.get(k):
+            ra, rb = ka.get(k) or {}, kb.get(k) or {}
+            out.append(f"{k[0]}: {ra.get('status')} -> {rb.get('status')} "
+                       f"({(ra.get('message') or '')[:80]!r} -> {(rb.get('message') or '')[:80]!r})")
+            if len(out) >= limit:
+                break
+    if not out:
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                out.append(f"field {key} differs")
+    return out
+
+
+def compare(a_dir, b_dir, names=None):
+    ma = read_manifest(os.path.join(a_dir, "manifest.tsv") if os.path.isdir(a_dir) else a_dir)
+    mb = read_manifest(os.path.join(b_dir, "manifest.tsv") if os.path.isdir(b_dir) else b_dir)
+    names = names or sorted(set(ma) | set(mb))
+    bad = []
+    for n in names:
+        if ma.get(n) != mb.get(n):
+            bad.append(n)
+            print(f"DIFFERS {n}: {ma.get(n, 'absent')[:12]} vs {mb.get(n, 'absent')[:12]}")
+            if os.path.isdir(a_dir) and os.path.isdir(b_dir):
+                for line in first_differences(os.path.join(a_dir, n + ".json"), os.path.join(b_dir, n + ".json")):
+                    print("    " + line)
+    print(f"{len(names) - len(bad)} of {len(names)} records identical")
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("capture")
+    c.add_argument("--build", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--python", help="command for the Python shim, e.g. '/usr/bin/python3 -m validator'")
+    c.add_argument("--peers", help="the pinned peers' interpreter")
+    c.add_argument("--only", action="append")
+    n = sub.add_parser("renormalise", help="apply the current normalisation to a capture again")
+    n.add_argument("dir")
+    k = sub.add_parser("compare")
+    k.add_argument("a")
+    k.add_argument("b")
+    h = sub.add_parser("check")
+    h.add_argument("--build", required=True)
+    h.add_argument("--manifest", required=True)
+    h.add_argument("--python")
+    h.add_argument("--update", action="store_true")
+    args = ap.parse_args()
+    if args.cmd == "capture":
+        capture(args.build, args.out, args.python.split() if args.python else None, args.peers, args.only)
+        return 0
+    if args.cmd == "renormalise":
+        manifest = {}
+        for path in sorted(glob.glob(os.path.join(args.dir, "*.json"))):
+            rec = normalise(json.load(open(path)))
+            text = json.dumps(rec, indent=1, sort_keys=True) + "\n"
+            open(path, "w").write(text)
+            manifest[os.path.basename(path)[:-5]] = hashlib.sha256(text.encode()).hexdigest()
+        write_manifest(os.path.join(args.dir, "manifest.tsv"), manifest)
+        return 0
+    if args.cmd == "compare":
+        return compare(args.a, args.b)
+    want = read_manifest(args.manifest)
+    try:  # the pinned records were made without a GPU; a real driver changes the CUDA cases
+        import ctypes
+        lib = ctypes.CDLL("libcuda.so.1")
+        if not hasattr(lib, "dlpv_emulated_cuda_driver"):
+            print("skipped: a real CUDA driver is loadable here; the pinned records are CPU-only")
+            return 77
+    except OSError:
+        pass
+    dest = os.path.join(args.build, "identity")
+    got = capture(args.build, dest, args.python.split() if args.python else None, None,
+                  None if args.update else sorted(want))
+    if args.update:
+        write_manifest(args.manifest, got)
+        print(f"wrote {len(got)} digests to {args.manifest}")
+        return 0
+    missing = sorted(set(want) - set(got))
+    if missing:
+        print(f"fixtures in the manifest but not in the build: {missing}")
+    rc = compare(args.manifest, os.path.join(dest, "manifest.tsv"), sorted(want))
+    if rc:
+        print("Verdicts changed. If that is intended, rerun with --update and review the diff of "
+              "tests/identity/manifest.tsv; else compare against a capture made before the change.")
+    return rc or (1 if missing else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,7 +4,6 @@
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
-#include <dlpack_validate/text_summary.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -91,7 +90,7 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
     o << reports::make_baseline(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
   reports::append_step_summary(record);
-  const std::string text = record.contains("bench") ? reports::bench_text(record) : text_summary(record);
+  const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record);
   if (cfg.quiet) std::fputs(text.substr(text.rfind("\nverdict:") + 1).c_str(), stdout);
   else std::fputs(text.c_str(), stdout);
   std::fflush(stdout);

@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/case.hpp>
 
-#include <dlpack_validate/reports.hpp>
 
 #include <algorithm>
 
@@ -204,23 +203,6 @@ const Requirement* find_requirement(const std::string& id) {
   for (const Requirement& r : all_requirements())
     if (id == r.id) return &r;
   return nullptr;
-}
-
-std::string area_of(const std::string& requirement_id) {
-  const std::string family = requirement_id.substr(0, requirement_id.find('-'));
-  if (family == "CAP") return "capsule";
-  if (family == "XAPI") return "exchange_api";
-  if (family == "DEL") return "deleter";
-  if (family == "VER" || family == "FLAG") return "version_flags";
-  if (family == "STRM") return "stream";
-  if (family == "DTYPE") return "dtype";
-  if (family == "LAYOUT") return "layout";
-  if (family == "DEV") return "device";
-  return "protocol";
-}
-
-bool glob_match(const std::string& pattern, const std::string& text) {
-  return reports::glob_match(pattern, text);  // the same matcher as baseline entries
 }
 
 }  // namespace dlpv

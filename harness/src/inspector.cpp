@@ -4,6 +4,7 @@
 // the library becomes a finding rather than a crash of the worker.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
+#include <dlpack_validate/case.hpp>
 #include <dlpack_validate/tensor.hpp>
 #include <fmt/format.h>
 #include <sys/uio.h>

@@ -1,6 +1,7 @@
-// harness/src/protocol.hpp: supervisor <-> worker messages. One JSON object per line:
-// commands on the worker's fd 3 (`run SUBJECT CASE_ID`, `quit`), events on its fd 4
-// (hello, load_error, phase, result). Never stdout/stderr: the library owns those.
+// harness/src/protocol.hpp: supervisor <-> worker messages (docs/protocol.md). Commands on the
+// worker's fd 3 are text lines (`run NONCE SUBJECT CASE_ID [PEER]`, `bench SETTINGS_JSON`,
+// `quit`); events on its fd 4 are one JSON object per line (phase, hello, load_error, accepted,
+// result, bench_result). Never stdout/stderr: the library owns those.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

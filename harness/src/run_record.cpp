@@ -33,6 +33,12 @@ ordered_json probe_cuda() {
 }
 
 namespace {
+/// A result's report area: its first requirement's, "protocol" when it has none or no known one.
+std::string area_or_protocol(const std::vector<std::string>& requirements) {
+  const std::string area = requirements.empty() ? std::string() : area_of(requirements.front());
+  return area.empty() ? "protocol" : area;
+}
+
 ordered_json environment(bool deterministic) {
   utsname u{};
   uname(&u);
@@ -96,7 +102,8 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   ordered_json reqs = ordered_json::object();
   for (const std::string& id : used) {
     const Requirement* q = find_requirement(id);
-    reqs[id] = {{"area", area_of(id)},
+    const std::string area = area_of(id);
+    reqs[id] = {{"area", area.empty() ? "protocol" : area},
                 {"binding", q ? q->binding : ""},
                 {"level", q ? q->level : ""},
                 {"summary", q ? q->summary : "(not in the checklist)"}};
@@ -120,7 +127,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"subject", r.subject},
                        {"peer", r.peer >= 0 ? ordered_json(r.peer) : ordered_json()},
                        {"title", r.info->title},
-                       {"area", r.info->requirements.empty() ? "protocol" : area_of(r.info->requirements.front())},
+                       {"area", area_or_protocol(r.info->requirements)},
                        {"role", to_string(r.info->role)},
                        {"requirements", r.info->requirements},
                        {"severity", to_string(r.info->severity)},

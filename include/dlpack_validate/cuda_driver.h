@@ -1,4 +1,4 @@
-/* harness/include/dlpack_validate/cuda_driver.h: the CUDA driver API, loaded with dlopen at
+/* include/dlpack_validate/cuda_driver.h: the CUDA driver API, loaded with dlopen at
  * run time, so that dlpack-validate and its plugins build and run on machines without CUDA.
  * C99 and C++17; no CUDA header is needed. Only the calls the validator uses are declared;
  * constants are the driver API's documented values.

@@ -1,4 +1,4 @@
-/* harness/include/dlpack_validate/plugin.h: the dlpack-validate plugin ABI, version 1.
+/* include/dlpack_validate/plugin.h: the dlpack-validate plugin ABI, version 1.
  * SPDX-License-Identifier: Apache-2.0
  *
  * A library under test is wrapped in a small shared object that exports

@@ -46,19 +46,6 @@ std::size_t area_index(std::string_view area) {
   return static_cast<std::size_t>(it - k_areas.begin());
 }
 
-std::string area_of_requirement(std::string_view id) {
-  std::string_view prefix = id.substr(0, id.find('-'));
-  if (prefix == "CAP") return "capsule";
-  if (prefix == "XAPI") return "exchange_api";
-  if (prefix == "DEL") return "deleter";
-  if (prefix == "VER" || prefix == "FLAG") return "version_flags";
-  if (prefix == "STRM") return "stream";
-  if (prefix == "DTYPE") return "dtype";
-  if (prefix == "LAYOUT") return "layout";
-  if (prefix == "DEV") return "device";
-  if (prefix == "KW" || prefix == "ERR" || prefix == "SEM") return "protocol";
-  return {};
-}
 
 std::string text_of(const json& v) {
   if (v.is_null()) return {};

@@ -44,9 +44,6 @@ std::string area_label(std::string_view area);
 /// Position of an area in k_areas, or k_areas.size() for unknown areas (sorted last).
 std::size_t area_index(std::string_view area);
 
-/// Area of a requirement id from its prefix (CAP -> capsule, ...), "" when unknown.
-std::string area_of_requirement(std::string_view requirement_id);
-
 /// String value of j[key]: "" when absent or null, the string itself, or the compact dump
 /// of any other value (numbers, booleans).
 std::string text(const json& j, const char* key);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "escape.hpp"
+#include "dlpack_validate/ids.hpp"
 #include "html_parts.hpp"
 
 namespace dlpv::reports::detail {
@@ -73,7 +74,7 @@ std::string requirement_area(const json& run, const std::string& id, const json&
     auto it = run["requirements"].find(id);
     if (it != run["requirements"].end() && !text(*it, "area").empty()) return text(*it, "area");
   }
-  std::string a = area_of_requirement(id);
+  std::string a = dlpv::area_of(id);
   return a.empty() ? text(first_result, "area") : a;
 }
 

@@ -1,13 +1,13 @@
-// harness/src/text_summary.cpp: counts by status per subject, then every non-pass result
+// reports/src/text_summary.cpp: counts by status per subject, then every non-pass result
 // with expected vs observed and its requirement ids, then the verdict line.
 // SPDX-License-Identifier: Apache-2.0
-#include <dlpack_validate/text_summary.hpp>
+#include "dlpack_validate/reports.hpp"
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-namespace dlpv {
+namespace dlpv::reports {
 
 namespace {
 std::string upper(std::string s) {
@@ -123,4 +123,4 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
   return out;
 }
 
-}  // namespace dlpv
+}  // namespace dlpv::reports

@@ -3,6 +3,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <dlpack_validate/ids.hpp>
+#include <dlpack_validate/status.hpp>
+
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -13,14 +16,6 @@ namespace dlpv {
 
 class Subject;
 
-enum class Status { pass, fail, warn, skip, xfail, xpass, crash, timeout, error };
-enum class Severity { must, should, may };
-enum class Role { producer, consumer, exchange_api, pair, python_protocol };
-
-const char* to_string(Status s);
-const char* to_string(Severity s);
-const char* to_string(Role r);
-bool parse_status(const std::string& text, Status& out);
 
 /// One observation inside a case, tied to one requirement id.
 struct Check {
@@ -161,11 +156,4 @@ struct Requirement {
 };
 const Requirement* find_requirement(const std::string& id);
 const std::vector<Requirement>& all_requirements();
-/// Report grouping of a requirement id: capsule, exchange_api, deleter, version_flags,
-/// stream, dtype, layout, device, protocol.
-std::string area_of(const std::string& requirement_id);
-
-/// Shell-style glob over case ids ('*', '?', '[...]').
-bool glob_match(const std::string& pattern, const std::string& text);
-
 }  // namespace dlpv

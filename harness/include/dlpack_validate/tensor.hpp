@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <dlpack_validate/case.hpp>
+#include <dlpack_validate/status.hpp>
 #include <dlpack_validate/plugin.h>
 
 #include <atomic>
@@ -16,6 +16,8 @@
 #include <vector>
 
 namespace dlpv {
+
+class CaseContext;  // dlpack_validate/case.hpp
 
 // ---- names -----------------------------------------------------------------------------
 std::string dtype_name(DLDataType t);       ///< "float32", "int64", "(2,24,1)" if unknown

@@ -34,15 +34,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlpack_validate/ids.hpp"
+
 namespace dlpv::reports {
+
+/// The one glob matcher (dlpack_validate/ids.hpp), for --filter and baseline entries alike.
+using dlpv::glob_match;
 
 /// Bad input supplied by the user (unreadable or malformed baseline or run record).
 /// The message is one line, suitable for printing as-is before exiting with status 2,
 /// e.g. "baseline 'known.json': not valid JSON at line 3".
-/// Shell-style glob over case ids and subject names (`*` any run, dots included; `?`; sets
-/// `[a-z]`, `[!x]`; `\c` literal). The one matcher for --filter and baseline entries.
-bool glob_match(std::string_view pattern, std::string_view text);
-
 class BadInput : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -180,5 +181,9 @@ void apply_bench_baseline(nlohmann::ordered_json& run, const nlohmann::ordered_j
 
 /// The bench section as a plain-text table for a terminal, ending with a "verdict:" line.
 std::string bench_text(const nlohmann::ordered_json& run);
+
+/// The human summary printed on stdout after a run (counts per subject, every non-pass result
+/// with expected vs observed, incidents and cases not run, skips grouped by reason, verdict).
+std::string text_summary(const nlohmann::ordered_json& run);
 
 }  // namespace dlpv::reports

@@ -1,0 +1,25 @@
+// common/include/dlpack_validate/ids.hpp: what case ids and requirement ids mean, shared by
+// the harness (case selection, run record) and the reports (baselines, matrices), which
+// otherwise do not depend on each other.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dlpv {
+
+/// fnmatch-style matching over case ids, subject names and versions, identical on every
+/// platform and locale: `*` any run (dots included: ids are not paths), `?` one byte,
+/// `[abc]` / `[a-z]` / `[!x]` / `[^x]` a set, `\c` a literal c.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+/// pattern with * ? [ ] \ escaped, so it matches exactly `literal`.
+std::string glob_escape(std::string_view literal);
+
+/// Report area of a requirement id, from its family: CAP capsule, XAPI exchange_api, DEL
+/// deleter, VER/FLAG version_flags, STRM stream, DTYPE dtype, LAYOUT layout, DEV device,
+/// KW/ERR/SEM protocol; "" for an unknown family.
+std::string area_of(std::string_view requirement_id);
+
+}  // namespace dlpv

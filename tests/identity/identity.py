@@ -43,6 +43,9 @@ BUILD_PATH = None
 
 # Hostile libraries whose outcome depends on timing (they die at a random moment) are left out.
 HOSTILE_TIMING = {"ctor_thread_abort", "ctor_itimer", "chaos_bugged", "chaos_clean"}
+# Fixtures whose planted bug uses memory after freeing it: which cases crash and which fail
+# depends on the heap (a fresh build differed from two runs here). Left out.
+HEAP_DEPENDENT = {"fakearray.destructor_ignores_used"}
 HOSTILE_FILTERS = ["--filter=producer.tensor.float32.contiguous.*", "--filter=consumer.roundtrip.float32.contiguous.*"]
 
 
@@ -90,10 +93,17 @@ def fixtures(build, python_cmd, peers_python):
         if len(fields) == 3 and fields[1] == "@arg":
             args_of.setdefault("mut_" + fields[0], []).append(fields[2])
     out = []
-    for so in sorted(glob.glob(os.path.join(build, "tests", "libdlpv_*.so"))):
-        name = os.path.basename(so)[len("libdlpv_"):-3]
-        if name == "bad_abi":
-            continue
+    # The plugins the proof tables name (not whatever .so an old build left behind).
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = ["reference"]
+    for table, prefix in (("mutants.tsv", "mut_"), ("lawful.tsv", "lawful_")):
+        for line in open(os.path.join(here, "..", "proofs", table)):
+            if line.strip() and not line.startswith("#"):
+                name = prefix + line.split("\t")[0]
+                if name not in names:
+                    names.append(name)
+    for name in sorted(names):
+        so = os.path.join(build, "tests", f"libdlpv_{name}.so")
         out.append((f"plugin.{name}", [v], ["--timeout", "2"] + args_of.get(name, []) + [so], {}))
     for so in sorted(glob.glob(os.path.join(build, "tests", "hostile", "libdlpv_hostile_*.so"))):
         name = os.path.basename(so)[len("libdlpv_hostile_"):-3]
@@ -111,6 +121,8 @@ def fixtures(build, python_cmd, peers_python):
             for block in re.findall(r"(?:KNOWN_BUGS|LAWFUL) = frozenset\(\{(.*?)\}\)", text, re.S):
                 names += re.findall(r'"([a-z0-9_]+)"', block)
             for n in sorted(set(names)):
+                if f"fakearray.{n}" in HEAP_DEPENDENT:
+                    continue
                 out.append((f"fakearray.{n}", python_cmd, ["--timeout", "5", f"fakearray.variants:{n}"], env))
     if peers_python:
         for lib in ["numpy", "torch", "jax", "paddle", "tvm_ffi", "pyarrow", "array_api_strict", "tensorflow", "mlx"]:

@@ -7,6 +7,8 @@
 #include <dlpack_validate/run_record.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
+
+#include <random>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -403,20 +405,33 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
                                              (why.empty() ? std::string() : ": " + why));
   }
   for (const json& sj : ev.value("subjects", json::array())) infos.push_back(protocol::subject_from_json(sj));
-  w.send("bench " + settings_to_json(s).dump() + "\n");
+  // The command carries a fresh nonce that every event about it must echo (docs/protocol.md):
+  // a line the library writes into the event pipe is not believed.
+  const std::string nonce = fmt::format("{:016x}", std::mt19937_64(std::random_device{}())());
+  w.send("bench " + nonce + " " + settings_to_json(s).dump() + "\n");
   std::string route = "calibration";
   for (;;) {
     // A route may be silent for --timeout beyond ten times its expected length (with fixed
     // --iterations its length is unknown: then up to 10 minutes).
     const double expected_s = s.iterations > 0 ? 60.0 : (s.batches + 2) * s.target_batch_ms / 1000.0;
-    got = w.next(ev, after(cfg.timeout_s + 10.0 * expected_s));
+    std::string line;
+    got = w.next_line(line, after(cfg.timeout_s + 10.0 * expected_s));
     if (got == WorkerProcess::Wait::event) {
-      const std::string k = text_of(ev, "event");
+      ev = json::parse(line, nullptr, false);
+      const std::string k = ev.is_object() ? text_of(ev, "event") : std::string();
+      if ((k != "phase" && k != "bench_result") || text_of(ev, "nonce") != nonce) {
+        w.kill_and_reap();
+        std::fputs(w.tail().c_str(), stderr);
+        ordered_json failed;
+        failed["error"] = fmt::format("worker protocol violated in route {}: it wrote '{}' (not an event of this "
+                                      "bench); the worker was killed and nothing it sent is believed",
+                                      route, line.substr(0, 120));
+        return failed;
+      }
       if (k == "phase") {
         route = text_of(ev, "phase");
         continue;
       }
-      if (k != "bench_result") continue;
       w.send("quit\n");
       end_text(false);
       return ordered_json::parse(ev.value("bench", json::object()).dump());

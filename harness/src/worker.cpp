@@ -155,7 +155,11 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     int subject = -1, peer = -1;
     char id[3000] = {};
     if (std::strncmp(line, "quit", 4) == 0) break;
-    if (std::strncmp(line, "bench ", 6) == 0) {  // `bench SETTINGS_JSON`: time every route
+    if (std::strncmp(line, "bench ", 6) == 0) {  // `bench NONCE SETTINGS_JSON`: time every route
+      char bench_nonce[40] = {};
+      int settings_at = 0;
+      if (std::sscanf(line, "bench %39s %n", bench_nonce, &settings_at) < 1 || settings_at == 0) settings_at = 6;
+      g_nonce = bench_nonce;
       std::vector<Subject*> all;
       std::string why;
       ensure(static_cast<int>(subjects.size()) - 1, why);
@@ -163,15 +167,16 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
         if (s) all.push_back(s.get());
       nlohmann::json section;
       try {
-        section = bench::worker_bench(all, line + 6, [](const std::string& route) {
-          write_event({{"event", "phase"}, {"phase", route}});
+        section = bench::worker_bench(all, line + settings_at, [](const std::string& route) {
+          write_event({{"event", "phase"}, {"nonce", g_nonce}, {"phase", route}});
         });
       } catch (const std::exception& e) {
         section = {{"error", std::string("the bench failed in the worker: ") + e.what()}};
       }
       std::fflush(stdout);
       std::fflush(stderr);
-      write_event({{"event", "bench_result"}, {"bench", section}});
+      write_event({{"event", "bench_result"}, {"nonce", g_nonce}, {"bench", section}});
+      g_nonce.clear();
       continue;
     }
     // `run NONCE SUBJECT CASE [PEER]`: acknowledged at once (before anything of the library

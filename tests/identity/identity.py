@@ -15,7 +15,8 @@
 
 Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
-growth, bytes read from freed memory), and masks addresses (0x...), protocol nonces, process
+growth, bytes read from freed memory), and masks addresses (0x...), code offsets in stack
+traces a library prints into its messages, protocol nonces, process
 ids, memory figures and numbers of seven digits or more (garbage read as a number) inside
 messages. Fields that would name source files (none today) are
 dropped too, so moving code between files cannot change a record.
@@ -36,6 +37,7 @@ DROP_TOP = {"command_line", "started_at", "duration_s", "environment", "supervis
 DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed"}
 NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{5,}")
+OFFSET = re.compile(r"\+ 0x[0-9a-fA-F]+")  # "function + 0x570" in a library's stack trace: code moves
 PID = re.compile(r"\b(pid|process) \d+")
 MEMORY = re.compile(r"using \d+ MiB")
 BIG = re.compile(r"-?\b\d{7,}\b")  # seven digits or more: pointer bits read as numbers
@@ -52,6 +54,7 @@ HOSTILE_FILTERS = ["--filter=producer.tensor.float32.contiguous.*", "--filter=co
 def mask(v):
     if isinstance(v, str):
         v = ADDRESS.sub("0xADDR", v)
+        v = OFFSET.sub("+ 0xOFF", v)
         v = NONCE.sub(r"\1NONCE", v)
         v = PID.sub(r"\1 N", v)
         v = MEMORY.sub("using N MiB", v)

@@ -1,4 +1,4 @@
-// python_shim/cases/python_consumer.cpp: the package as a Python consumer: its from_dlpack
+// cases/python/consumer.cpp: the package as a Python consumer: its from_dlpack
 // fed by the shim's probe producers (checklist T-FAKE) that hand out validator-made tensors
 // (T-CNT counting deleters, T-GUARD guard pages): capsule ownership (CAP-05/06/09, DEL-02/
 // 03/08), version negotiation (VER-03/04/05/10/11), keywords (KW-07/08/09/10, SEM-02),

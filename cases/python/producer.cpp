@@ -1,4 +1,4 @@
-// python_shim/cases/python_producer.cpp: the package as a Python producer: capsules
+// cases/python/producer.cpp: the package as a Python producer: capsules
 // (CAP-01/02/03/04/10), version negotiation (VER-06/07/08/09), keywords (KW-01/02/03/04/05/
 // 09/11), devices (DEV-01/05/06), exceptions (ERR-01/02/06), flags (FLAG-02/03/05/06),
 // deleters (DEL-05/06/07/09) and CPU streams (STRM-04).

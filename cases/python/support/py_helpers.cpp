@@ -1,4 +1,4 @@
-// python_shim/cases/support/py_helpers.cpp
+// cases/python/support/py_helpers.cpp
 // SPDX-License-Identifier: Apache-2.0
 #include "py_helpers.hpp"
 

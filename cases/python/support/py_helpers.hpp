@@ -1,4 +1,4 @@
-// python_shim/cases/support/py_helpers.hpp: the vocabulary of the Python-protocol cases.
+// cases/python/support/py_helpers.hpp: the vocabulary of the Python-protocol cases.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

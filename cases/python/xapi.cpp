@@ -1,4 +1,4 @@
-// python_shim/cases/python_xapi.cpp: the C exchange API through Python. Producer side: the
+// cases/python/xapi.cpp: the C exchange API through Python. Producer side: the
 // package's own __dlpack_c_exchange_api__ (XAPI-01/02/03/10/12/14/18). Consumer side: the
 // package's from_dlpack fed by probe types carrying instrumented tables (XAPI-07/09/11/19),
 // with a metaclass counting type-level lookups (checklist T-FAKE).

@@ -7,8 +7,6 @@
 #include <dlpack_validate/run_record.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
-
-#include <random>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -361,11 +359,7 @@ json worker_bench(const std::vector<Subject*>& subjects, const std::string& sett
 
 namespace {
 
-
-std::string text_of(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using protocol::string_field;
 
 /// Measure in a worker process (the same kind of worker as for cases, WorkerProcess):
 /// subjects' infos and the bench section (or an error text). What the library prints is
@@ -394,9 +388,9 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
   const auto load_deadline = after(std::max(cfg.timeout_s, 60.0));
   do {  // the worker announces its load steps before the hello
     got = w.next(ev, load_deadline);
-    kind = got == WorkerProcess::Wait::event ? text_of(ev, "event") : std::string();
+    kind = got == WorkerProcess::Wait::event ? string_field(ev, "event") : std::string();
   } while (kind == "phase");
-  if (kind == "load_error") throw BadInput{text_of(ev, "message")};
+  if (kind == "load_error") throw BadInput{string_field(ev, "message")};
   if (kind != "hello") {
     const bool timed_out = got == WorkerProcess::Wait::timeout;
     const std::string why = end_text(timed_out);
@@ -407,7 +401,7 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
   for (const json& sj : ev.value("subjects", json::array())) infos.push_back(protocol::subject_from_json(sj));
   // The command carries a fresh nonce that every event about it must echo (docs/protocol.md):
   // a line the library writes into the event pipe is not believed.
-  const std::string nonce = fmt::format("{:016x}", std::mt19937_64(std::random_device{}())());
+  const std::string nonce = protocol::make_nonce();
   w.send("bench " + nonce + " " + settings_to_json(s).dump() + "\n");
   std::string route = "calibration";
   for (;;) {
@@ -418,8 +412,8 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
     got = w.next_line(line, after(cfg.timeout_s + 10.0 * expected_s));
     if (got == WorkerProcess::Wait::event) {
       ev = json::parse(line, nullptr, false);
-      const std::string k = ev.is_object() ? text_of(ev, "event") : std::string();
-      if ((k != "phase" && k != "bench_result") || text_of(ev, "nonce") != nonce) {
+      const std::string k = ev.is_object() ? string_field(ev, "event") : std::string();
+      if ((k != "phase" && k != "bench_result") || string_field(ev, "nonce") != nonce) {
         w.kill_and_reap();
         std::fputs(w.tail().c_str(), stderr);
         ordered_json failed;
@@ -429,7 +423,7 @@ ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vec
         return failed;
       }
       if (k == "phase") {
-        route = text_of(ev, "phase");
+        route = string_field(ev, "phase");
         continue;
       }
       w.send("quit\n");

@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol.hpp"
 
+#include <fmt/format.h>
+
 #include <ctime>
+#include <random>
 
 namespace dlpv::protocol {
 
@@ -59,6 +62,16 @@ SubjectInfo subject_from_json(const json& j) {
   s.capabilities = j.value("capabilities", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   return s;
+}
+
+std::string string_field(const json& ev, const char* key) {
+  const auto k = ev.find(key);
+  return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
+}
+
+std::string make_nonce() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{:016x}", rng());
 }
 
 std::string iso_now() {

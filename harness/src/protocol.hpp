@@ -31,6 +31,14 @@ SubjectInfo subject_from_json(const nlohmann::json& j);
 /// Serialise to one line; invalid UTF-8 from the library is replaced, never thrown on.
 std::string to_line(const nlohmann::json& j);
 
+/// ev[key] when it is a string, else "": events come from the worker and are never assumed
+/// to be well formed.
+std::string string_field(const nlohmann::json& ev, const char* key);
+
+/// A fresh command nonce (docs/protocol.md): 16 hex digits from a random generator seeded
+/// once per process.
+std::string make_nonce();
+
 /// Current UTC time as ISO 8601 ("2026-11-22T10:00:00Z"), for run records.
 std::string iso_now();
 

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <random>
 #include <fstream>
 #include <memory>
 
@@ -103,15 +102,7 @@ const CaseInfo* load_case(const std::string& step) {
   return &infos.back();
 }
 
-std::string event_kind(const json& ev) {
-  const auto k = ev.find("event");
-  return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
-}
-
-std::string text_of(const json& ev, const char* key) {
-  const auto k = ev.find(key);
-  return k != ev.end() && k->is_string() ? k->get<std::string>() : std::string();
-}
+std::string event_kind(const json& ev) { return protocol::string_field(ev, "event"); }
 
 /// A line for a message: printable, at most 120 bytes.
 std::string quote_line(const std::string& line) {
@@ -123,13 +114,72 @@ std::string quote_line(const std::string& line) {
 class Supervisor {
  public:
   Supervisor(const RunOptions& o, RunResult& r)
-      : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()), rng_(std::random_device{}()) {}
+      : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()) {}
 
-  /// The first worker: loads every subject and describes them. False with `out` (and
-  /// `failed_load_`) filled when it died, hung or broke the protocol while loading; throws
-  /// SubjectLoadError on a clean load error (bad input).
-  bool start_first(CaseOutcome& out) { return start(out); }
-
+  /// Start a worker and complete its handshake. The first one loads every subject and
+  /// describes them; later ones (after a crash, or with --isolate=case) are lazy. False with
+  /// `out` (and `failed_load_`) filled when it died, hung or broke the protocol while loading;
+  /// throws SubjectLoadError on a clean load error (bad input).
+  bool start(CaseOutcome& out) {
+    worker_ = std::make_unique<WorkerProcess>();
+    std::string err;
+    // The first worker loads every subject (its hello describes them); later ones (after a
+    // crash or with --isolate=case) load only what their cases need.
+    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty()))
+      throw std::runtime_error(err);
+    ++run_.workers_started;
+    ++fruitless_;  // until it finishes a case
+    answered_ = false;
+    failed_load_ = LoadStep{};
+    const auto t0 = Clock::now();
+    auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
+    std::string line;
+    for (;;) {
+      WorkerProcess::Wait w = worker_->next_line(line, deadline);
+      if (w != WorkerProcess::Wait::event) {
+        out = CaseOutcome{};
+        out.phase = phase_of(failed_load_.step);
+        if (w == WorkerProcess::Wait::timeout) {
+          out.status = Status::timeout;
+          out.message = fmt::format("{} did not finish within {} s", step_words(failed_load_.step), opt_.timeout_s);
+          out.output_tail = kill_worker();
+        } else {
+          out.status = Status::crash;
+          out.message = "while " + step_words(failed_load_.step) + ": " + reap_worker(out.signal);
+          out.output_tail = take_tail();
+        }
+        worker_.reset();
+        return false;
+      }
+      json ev = json::parse(line, nullptr, false);
+      const std::string kind = ev.is_discarded() ? std::string() : event_kind(ev);
+      if (kind == "phase" && protocol::string_field(ev, "phase") == "load" && !ev.contains("nonce")) {
+        failed_load_.subject = ev.value("subject", -1);
+        failed_load_.step = protocol::string_field(ev, "step");
+        continue;
+      }
+      if (kind == "hello") {
+        if (run_.subjects.empty()) {
+          try {
+            for (const auto& s : ev.at("subjects")) run_.subjects.push_back(protocol::subject_from_json(s));
+          } catch (const json::exception& e) {
+            run_.subjects.clear();
+            out = violation(std::string("a malformed hello: ") + e.what(), "load", t0, false);
+            return false;
+          }
+        }
+        failed_load_ = LoadStep{};
+        return true;
+      }
+      if (kind == "load_error") {
+        const std::string msg = protocol::string_field(ev, "message");
+        kill_worker();
+        throw SubjectLoadError{msg.empty() ? "cannot load subject" : msg};
+      }
+      out = violation("a line that is not a protocol event of a loading worker: " + quote_line(line), "load", t0, false);
+      return false;
+    }
+  }
   /// Run one case. False when it was not run (the subject's workers keep dying before any
   /// case can run: see gave_up()).
   bool run_one(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
@@ -151,14 +201,7 @@ class Supervisor {
       switch (worker_->check_idle(unasked)) {
         case WorkerProcess::Idle::quiet: break;
         case WorkerProcess::Idle::data:
-          // A second result, or any line after the last one: the case this worker last answered
-          // for is not believed either.
-          if (!taint(last_result(), unasked))
-            incident("protocol", "worker protocol violated while no case was running: it wrote " +
-                         quote_line(unasked) + " unasked; the worker was killed and replaced",
-                     "", label, subject, kill_worker());
-          else
-            kill_worker(), worker_.reset();
+          spoke_unasked(unasked, last_result(), "; the worker was killed and replaced", label, subject);
           continue;
         case WorkerProcess::Idle::gone: {
           std::string sig;
@@ -167,7 +210,7 @@ class Supervisor {
           continue;
         }
       }
-      const std::string nonce = make_nonce();
+      const std::string nonce = protocol::make_nonce();
       const std::string command = peer >= 0 ? fmt::format("run {} {} {} {}\n", nonce, subject, info.id, peer)
                                             : fmt::format("run {} {} {}\n", nonce, subject, info.id);
       worker_->clear_tail();
@@ -196,8 +239,8 @@ class Supervisor {
         continue;
       }
       json ev = json::parse(line, nullptr, false);
-      if (ev.is_discarded() || event_kind(ev) != "accepted" || text_of(ev, "nonce") != nonce ||
-          text_of(ev, "case") != info.id) {
+      if (ev.is_discarded() || event_kind(ev) != "accepted" || protocol::string_field(ev, "nonce") != nonce ||
+          protocol::string_field(ev, "case") != info.id) {
         // Nothing of the case has run before the acknowledgement: the line was written while the
         // worker was idle. Not believed, charged to no case; the case runs in a fresh worker.
         incident("protocol", "worker protocol violated before it accepted the next case: it wrote " +
@@ -213,17 +256,17 @@ class Supervisor {
         if (w == WorkerProcess::Wait::event) {
           ev = json::parse(line, nullptr, false);
           const std::string kind = ev.is_discarded() ? std::string() : event_kind(ev);
-          if (kind.empty() || text_of(ev, "nonce") != nonce) {
+          if (kind.empty() || protocol::string_field(ev, "nonce") != nonce) {
             out = violation((kind.empty() ? "a line that is not a protocol event: "
                                           : "an event that does not carry this case's nonce: ") + quote_line(line),
                             phase, t0);
             return true;
           }
           if (kind == "phase") {
-            phase = text_of(ev, "phase");
+            phase = protocol::string_field(ev, "phase");
             if (phase == "load") {
               loading.subject = ev.value("subject", -1);
-              loading.step = text_of(ev, "step");
+              loading.step = protocol::string_field(ev, "step");
             } else {
               loading = LoadStep{};
             }
@@ -233,7 +276,7 @@ class Supervisor {
             }
             continue;
           }
-          if (kind != "result" || text_of(ev, "case") != info.id || !ev.contains("outcome") || !ev["outcome"].is_object()) {
+          if (kind != "result" || protocol::string_field(ev, "case") != info.id || !ev.contains("outcome") || !ev["outcome"].is_object()) {
             out = violation("an event that is not this case's result: " + quote_line(line), phase, t0);
             return true;
           }
@@ -289,90 +332,36 @@ class Supervisor {
   }
 
  private:
-  /// Start a worker and complete its handshake (see start_first).
-  bool start(CaseOutcome& out) {
-    worker_ = std::make_unique<WorkerProcess>();
-    std::string err;
-    // The first worker loads every subject (its hello describes them); later ones (after a
-    // crash or with --isolate=case) load only what their cases need.
-    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty()))
-      throw std::runtime_error(err);
-    ++run_.workers_started;
-    ++fruitless_;  // until it finishes a case
-    answered_ = false;
-    failed_load_ = LoadStep{};
-    const auto t0 = Clock::now();
-    auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
-    std::string line;
-    for (;;) {
-      WorkerProcess::Wait w = worker_->next_line(line, deadline);
-      if (w != WorkerProcess::Wait::event) {
-        out = CaseOutcome{};
-        out.phase = phase_of(failed_load_.step);
-        if (w == WorkerProcess::Wait::timeout) {
-          out.status = Status::timeout;
-          out.message = fmt::format("{} did not finish within {} s", step_words(failed_load_.step), opt_.timeout_s);
-          out.output_tail = kill_worker();
-        } else {
-          out.status = Status::crash;
-          out.message = "while " + step_words(failed_load_.step) + ": " + reap_worker(out.signal);
-          out.output_tail = take_tail();
-        }
-        worker_.reset();
-        return false;
-      }
-      json ev = json::parse(line, nullptr, false);
-      const std::string kind = ev.is_discarded() ? std::string() : event_kind(ev);
-      if (kind == "phase" && text_of(ev, "phase") == "load" && !ev.contains("nonce")) {
-        failed_load_.subject = ev.value("subject", -1);
-        failed_load_.step = text_of(ev, "step");
-        continue;
-      }
-      if (kind == "hello") {
-        if (run_.subjects.empty()) {
-          try {
-            for (const auto& s : ev.at("subjects")) run_.subjects.push_back(protocol::subject_from_json(s));
-          } catch (const json::exception& e) {
-            run_.subjects.clear();
-            out = violation(std::string("a malformed hello: ") + e.what(), "load", t0, false);
-            return false;
-          }
-        }
-        failed_load_ = LoadStep{};
-        return true;
-      }
-      if (kind == "load_error") {
-        const std::string msg = text_of(ev, "message");
-        kill_worker();
-        throw SubjectLoadError{msg.empty() ? "cannot load subject" : msg};
-      }
-      out = violation("a line that is not a protocol event of a loading worker: " + quote_line(line), "load", t0, false);
-      return false;
-    }
-  }
+
 
   /// End a worker that is done (end of run, or --isolate=case): its commands closed, it must
   /// exit 0. Dying on the way out (a library's exit handler or destructor) is an incident.
   void retire(const std::string& when, int subject, CaseOutcome* last) {
     std::string unasked;
-    const bool spoke = worker_->check_idle(unasked) == WorkerProcess::Idle::data;
-    if (spoke && taint(last, unasked)) {
-      kill_worker();
-      worker_.reset();
+    if (worker_->check_idle(unasked) == WorkerProcess::Idle::data) {
+      spoke_unasked(unasked, last, " (" + when + ")", "", subject);
       return;
     }
     worker_->close_commands();
     const int status = worker_->reap(static_cast<int>(opt_.timeout_s * 1000));
-    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (spoke) {
-      incident("protocol", "worker protocol violated while no case was running: it wrote " + quote_line(unasked) +
-                   " unasked (" + when + ")", "", "", subject, take_tail());
-    } else if (!clean) {
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       std::string sig;
       const std::string why = death_text(status, &sig, worker_->max_rss_kib(), memory_limit_mib_);
       incident("died", "the worker did not exit cleanly when told to stop (" + when + "): " + why, sig, "", subject,
                take_tail());
     }
+    worker_.reset();
+  }
+
+  /// The worker wrote while no case was running. A second result, or any line after its last
+  /// one, withdraws the result it last gave (taint); otherwise it is an incident. Either way
+  /// the worker is killed and nothing it sent is believed.
+  void spoke_unasked(const std::string& unasked, CaseOutcome* last, const std::string& suffix,
+                     const std::string& next_case, int subject) {
+    const std::string tail = kill_worker();
+    if (!taint(last, unasked))
+      incident("protocol", "worker protocol violated while no case was running: it wrote " + quote_line(unasked) +
+                   " unasked" + suffix, "", next_case, subject, tail);
     worker_.reset();
   }
 
@@ -451,13 +440,10 @@ class Supervisor {
     return t;
   }
 
-  std::string make_nonce() { return fmt::format("{:016x}", rng_()); }
-
   const RunOptions& opt_;
   RunResult& run_;
   const unsigned long long memory_limit_mib_;
   std::unique_ptr<WorkerProcess> worker_;
-  std::mt19937_64 rng_;
   int fruitless_ = 0;
   std::string gave_up_reason_;
   LoadStep failed_load_;
@@ -521,7 +507,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     Supervisor sup(options, run);
     CaseOutcome load_failure;
     // Load once up front so a clean load error is bad input before any case runs.
-    bool loaded = sup.start_first(load_failure);
+    bool loaded = sup.start(load_failure);
     if (!loaded && load_failure.status != Status::error) {
       // Once more before concluding that the subject crashes (or hangs) at load: a single death
       // while loading (a signal from outside, the OOM killer) is an incident, not a verdict.
@@ -529,7 +515,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
                      "the first worker could not load the subjects (" + load_failure.message +
                          "); a second worker loaded them",
                      load_failure.signal, "", sup.failed_load().subject, load_failure.output_tail};
-      loaded = sup.start_first(load_failure);
+      loaded = sup.start(load_failure);
       if (loaded) run.incidents.push_back(std::move(first));
     }
     if (!loaded && run.subjects.empty()) {

@@ -212,20 +212,16 @@ WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point de
 
 WorkerProcess::Idle WorkerProcess::check_idle(std::string& what) {
     while (!evt_eof_ && pump(0) > 0) {}
+    bool exited = false;
+    if (buf_.empty() && !evt_eof_ && pid_ > 0 && try_reap()) {  // a forked child may hold its pipe
+      exited = true;
+      while (pump(0) > 0) {}
+    }
     if (!buf_.empty()) {
       what = buf_.substr(0, 200);
       return Idle::data;
     }
-    if (evt_eof_) return Idle::gone;
-    if (pid_ > 0 && try_reap()) {  // exited; its pipe may still be held by a forked child
-      while (pump(0) > 0) {}
-      if (!buf_.empty()) {
-        what = buf_.substr(0, 200);
-        return Idle::data;
-      }
-      return Idle::gone;
-    }
-    return Idle::quiet;
+    return evt_eof_ || exited ? Idle::gone : Idle::quiet;
   }
 
 int WorkerProcess::reap(int grace_ms) {

@@ -39,8 +39,7 @@ void finalize_summary(json& run) {
   const std::size_t incidents = detail::array_at(run, "incidents").size();
   unexpected += incidents;
   std::size_t not_run = 0;
-  for (const auto& n : detail::array_at(run, "not_run"))
-    if (n.is_object() && n.contains("count") && n["count"].is_number_unsigned()) not_run += n["count"].get<std::size_t>();
+  for (const auto& n : detail::not_run_lines(run)) not_run += n.count;
   if (strict) unexpected += detail::bench_warnings(run);
   json summary = json::object();
   summary["total"] = total;

@@ -1,10 +1,10 @@
 // reports/src/text_summary.cpp: counts by status per subject, then every non-pass result
 // with expected vs observed and its requirement ids, then the verdict line.
 // SPDX-License-Identifier: Apache-2.0
+#include "common.hpp"
 #include "dlpack_validate/reports.hpp"
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 
 namespace dlpv::reports {
@@ -72,29 +72,16 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     if (r["signal"].is_string()) out += "          signal: " + r.value("signal", "") + ", phase: " + r.value("phase", "") + "\n";
   }
   // Deaths and protocol breaks with no case in flight, grouped by message; cases never run.
-  std::vector<std::pair<std::string, std::vector<const nlohmann::ordered_json*>>> incidents;
-  if (rec.contains("incidents") && rec["incidents"].is_array())
-    for (const auto& i : rec["incidents"]) {
-      const std::string m = i.value("message", "");
-      auto same = std::find_if(incidents.begin(), incidents.end(), [&](const auto& g) { return g.first == m; });
-      if (same == incidents.end()) incidents.push_back({m, {&i}});
-      else same->second.push_back(&i);
-    }
+  const auto incidents = detail::incident_groups(rec);
   if (!incidents.empty()) out += "\nincidents (no case in flight, charged to no case; the case about to run was run again):\n";
-  for (const auto& [message, list] : incidents) {
-    out += fmt::format("  INCIDENT {:>4} x {}\n", list.size(), one_line(message));
-    const std::string next = list.front()->value("next_case", "");
-    if (!next.empty()) out += "               first before " + next + "\n";
+  for (const auto& g : incidents) {
+    out += fmt::format("  INCIDENT {:>4} x {}\n", g.count, one_line(g.message));
+    if (!g.next_case.empty()) out += "               first before " + g.next_case + "\n";
   }
-  if (rec.contains("not_run") && rec["not_run"].is_array())
-    for (const auto& n : rec["not_run"]) {
-      const auto& cases = n.contains("cases") && n["cases"].is_array() ? n["cases"] : nlohmann::ordered_json::array();
-      out += fmt::format("\nNOT RUN {} case{}: {}\n", n.value("count", cases.size()), n.value("count", cases.size()) == 1 ? "" : "s",
-                         one_line(n.value("reason", "")));
-      std::string sample;
-      for (size_t k = 0; k < cases.size() && k < 3; ++k) sample += (k ? ", " : "") + cases[k].get<std::string>();
-      if (!sample.empty()) out += "               e.g. " + sample + (cases.size() > 3 ? ", ..." : "") + "\n";
-    }
+  for (const auto& n : detail::not_run_lines(rec)) {
+    out += fmt::format("\nNOT RUN {} case{}: {}\n", n.count, n.count == 1 ? "" : "s", one_line(n.reason));
+    if (!n.sample.empty()) out += "               e.g. " + n.sample + "\n";
+  }
   // Skips and expected failures, grouped by reason (a legacy-only library has many).
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
   for (const auto& r : results) {

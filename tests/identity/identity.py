@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -89,12 +90,17 @@ def fixtures(build, python_cmd, peers_python):
     v = os.path.join(build, "dlpack-validate")
     # A mutant's own run arguments (tests/proofs/mutants.tsv @arg lines, e.g. the hanging
     # importer's filters) apply here too.
-    args_of = {}
-    proofs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs", "mutants.tsv")
-    for line in open(proofs):
-        fields = line.rstrip("\n").split("\t")
-        if len(fields) == 3 and fields[1] == "@arg":
-            args_of.setdefault("mut_" + fields[0], []).append(fields[2])
+    # A hostile library that needs time (its @timeout in tests/proofs/hostile.tsv is above 1 s:
+    # unbounded allocation, a forked child) gets it here too; the others run at 0.4 s.
+    args_of, timeout_of = {}, {}
+    proofs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs")
+    for table, prefix in (("mutants.tsv", "mut_"), ("hostile.tsv", "")):
+        for line in open(os.path.join(proofs, table)):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 3 and fields[1] == "@arg":
+                args_of.setdefault(prefix + fields[0], []).append(fields[2])
+            elif len(fields) == 3 and fields[1] == "@timeout" and float(fields[2]) > 1:
+                timeout_of[fields[0]] = fields[2]
     out = []
     # The plugins the proof tables name (not whatever .so an old build left behind).
     here = os.path.dirname(os.path.abspath(__file__))
@@ -112,7 +118,7 @@ def fixtures(build, python_cmd, peers_python):
         name = os.path.basename(so)[len("libdlpv_hostile_"):-3]
         if name in HOSTILE_TIMING:
             continue
-        out.append((f"hostile.{name}", [v], ["--timeout", "0.4"] + HOSTILE_FILTERS + [so],
+        out.append((f"hostile.{name}", [v], ["--timeout", timeout_of.get(name, "0.4")] + HOSTILE_FILTERS + [so],
                     {"DLPV_MEMORY_LIMIT_MIB": "256"}))
     if python_cmd:
         env = {"PYTHONPATH": os.pathsep.join([os.path.join(build, "python"),
@@ -264,6 +270,7 @@ def main():
     except OSError:
         pass
     dest = os.path.join(args.build, "identity")
+    shutil.rmtree(dest, ignore_errors=True)  # a fresh capture: nothing left from older builds
     got = capture(args.build, dest, args.python.split() if args.python else None, None,
                   None if args.update else sorted(want))
     if args.update:

@@ -62,7 +62,6 @@ void byte_offset(CaseContext& ctx) {
 
 DLPV_CASE_UNIT(consumer_roundtrip) {
   using namespace dlpv;
-  using cases::Sample;
   struct Combo { const char* dtype; const char* layout; const char* req; Severity sev; };
   const Combo combos[] = {
       {"float32", "contiguous", "DEL-02", Severity::must}, {"int64", "contiguous", "DEL-02", Severity::must},
@@ -89,7 +88,7 @@ DLPV_CASE_UNIT(consumer_roundtrip) {
       c.body = cases::roundtrip;
       reg.add(std::move(c));
     }
-    for (const Sample& sm : cases::rule_samples()) {
+    for (const Sample& sm : rule_samples()) {
       const std::string name = sm.name;
       if (name == "uint8" || name == "bool" || name == "float4_e2m1fn") continue;  // in the table above
       CaseInfo c;

@@ -39,34 +39,9 @@ void need_cuda(CaseContext& ctx, int32_t id) {
     ctx.skip(fmt::format("only {} CUDA device(s); cuda:{} is absent", cuda::device_count(), id));
 }
 
-std::vector<int64_t> shape_named(const std::string& name) {
-  if (name == "scalar") return {};
-  if (name == "empty") return {0, 3};
-  if (name == "ones") return {1, 1, 3};
-  if (name == "one") return {1};
-  if (name == "ndim3") return {2, 3, 4};
-  if (name == "ndim32") {  // 32 dimensions, 8 elements
-    std::vector<int64_t> s(32, 1);
-    s[3] = s[17] = s[31] = 2;
-    return s;
-  }
-  return {3, 4};
-}
-
-const std::vector<Sample>& rule_samples() {
-  static const std::vector<Sample> samples = {
-      {"scalar", "float32", "scalar", true},     {"empty", "float32", "empty", false},
-      {"one", "float32", "one", true},           {"ndim3", "float32", "ndim3", true},
-      {"uint8", "uint8", "3x4", true},           {"bool", "bool", "3x4", true},
-      {"complex128", "complex128", "3x4", true}, {"float8_e4m3fn", "float8_e4m3fn", "3x4", true},
-      {"float4_e2m1fn", "float4_e2m1fn", "3x4", true}};
-  return samples;
-}
-
 Request sample_request(CaseContext& ctx, uint32_t layout, uint32_t flags) {
-  const auto dtype = dtype_from_name(ctx.param("dtype").empty() ? "float32" : ctx.param("dtype"));
-  if (!dtype) ctx.harness_error("unknown dtype parameter " + ctx.param("dtype"));
-  return Request(*dtype, shape_named(ctx.param("shape")), layout, flags);
+  const DLDataType dtype = ctx.values().dtype.value_or(DLDataType{kDLFloat, 32, 1});
+  return Request(dtype, shape_named(ctx.shape_name()), layout, flags);
 }
 
 bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& why) {
@@ -75,6 +50,7 @@ bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& wh
   return gather_elements(e.tensor(), out, why, padded);
 }
 
+// TRANSITIONAL
 void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data) {
   for (bool versioned : kinds) {
     const std::string kind = kind_name(versioned);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dlpack_validate/case.hpp>
+#include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/subject.hpp>
 #include <dlpack_validate/tensor.hpp>
 
@@ -72,30 +73,10 @@ void need_cuda(CaseContext& ctx, int32_t id);
 /// Standard registration of a case for both struct kinds ("versioned" / "legacy").
 std::string kind_name(bool versioned);
 
-/// Named shapes of the catalogue: "3x4", "scalar" (0-d), "empty" (0, 3), "ones" (1, 1, 3),
-/// "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements).
-std::vector<int64_t> shape_named(const std::string& name);
-
-/// A tensor a per-tensor rule is tried on. Rules that concern every tensor (flags, deleters,
-/// lifetime, strides) are checked on float32 3x4 (the case id without a sample) and on each of
-/// these shape and element-type classes (`<rule>.<sample>.<kind>`).
-struct Sample {
-  const char* name;   ///< the id segment
-  const char* dtype;  ///< dtype_name()
-  const char* shape;  ///< shape_named()
-  bool has_data;      ///< false for the empty tensor: no element to read
-};
-/// 0-d, empty, size-1, ndim 3; byte-sized, bool, complex, fp8, sub-byte.
-const std::vector<Sample>& rule_samples();
-
-/// The request a rule case makes: its "dtype" and "shape" parameters (float32 3x4 when absent).
+/// The request a rule case makes: its dtype and shape (float32 3x4 when it declares none).
 Request sample_request(CaseContext& ctx, uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, uint32_t flags = 0);
 
-/// Register `base.<kind>` (float32 3x4) and `base.<sample>.<kind>` for every rule sample:
-/// `info` is the template (id = base; params dtype/shape/version are filled in, and the
-/// export_* or, for consumer cases, import_* need of the kind).
-/// `about_data`: the rule concerns element values, so the empty sample (no element) is left out.
-void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data = false);
+void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data = false);  // TRANSITIONAL
 
 /// The elements of an export, row-major compact (sub-byte packed), read defensively; a
 /// versioned tensor flagged IS_SUBBYTE_TYPE_PADDED is read padded.

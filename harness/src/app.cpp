@@ -104,6 +104,36 @@ Isolation parse_isolation(const std::string& s) {
   throw BadInput{fmt::format("--isolate must be worker, case or none (got '{}')", s)};
 }
 
+/// `--list --json PATH` ("-": stdout): every selected case's declaration, including the
+/// fixtures it claims as proofs and the file that declares it.
+int list_json(const std::vector<const CaseInfo*>& selected, const std::string& path) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const CaseInfo* c : selected) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : c->params) params[k] = v;
+    out.push_back({{"id", c->id},
+                   {"title", c->title},
+                   {"severity", to_string(c->severity)},
+                   {"requirements", c->requirements},
+                   {"role", to_string(c->role)},
+                   {"params", params},
+                   {"needs", c->needs},
+                   {"kinds", c->kinds},
+                   {"proven_by", c->proofs},
+                   {"source", c->source}});
+  }
+  const std::string text = out.dump(1) + "\n";
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw BadInput{"--json: cannot write " + path};
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return 0;
+}
+
 }  // namespace
 
 int run_app(const AppConfig& cfg) {
@@ -120,6 +150,7 @@ int run_app(const AppConfig& cfg) {
     if (applies_to(*c, cfg.kind)) selected.push_back(c);
   if (selected.empty()) throw BadInput{"no case matches the given --filter patterns"};
 
+  if (cfg.list && !cfg.json_path.empty()) return list_json(selected, cfg.json_path);
   if (cfg.list) {
     for (const CaseInfo* c : selected) {
       std::string reqs;

@@ -53,6 +53,8 @@ const char* to_string(Role r) {
   return "producer";
 }
 
+const char* to_string(StructKind k) { return k == StructKind::versioned ? "versioned" : "legacy"; }
+
 bool applies_to(const CaseInfo& info, const std::string& subject_kind) {
   if (info.kinds.empty()) return true;
   return std::find(info.kinds.begin(), info.kinds.end(), subject_kind) != info.kinds.end();
@@ -68,10 +70,29 @@ Subject& CaseContext::peer() {
   return *peer_;
 }
 
-const std::string& CaseContext::param(const std::string& key) const {
+const std::string& CaseContext::param(const std::string& key) const {  // TRANSITIONAL
   static const std::string empty;
   auto it = info_.params.find(key);
   return it == info_.params.end() ? empty : it->second;
+}
+
+bool CaseContext::versioned() const {
+  return info_.values.kind && *info_.values.kind == StructKind::versioned;
+}
+
+DLDataType CaseContext::dtype() {
+  if (!info_.values.dtype) harness_error("the case reads a dtype it does not declare");
+  return *info_.values.dtype;
+}
+
+uint32_t CaseContext::layout() {
+  if (!info_.values.layout) harness_error("the case reads a layout it does not declare");
+  return *info_.values.layout;
+}
+
+DLDevice CaseContext::device() {
+  if (!info_.values.device) harness_error("the case reads a device it does not declare");
+  return *info_.values.device;
 }
 
 void CaseContext::phase(const std::string& name) {

@@ -6,8 +6,12 @@
 #include <dlpack_validate/ids.hpp>
 #include <dlpack_validate/status.hpp>
 
+#include <dlpack/dlpack.h>
+
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +47,20 @@ struct CaseOutcome {
 class CaseContext;
 using CaseBody = std::function<void(CaseContext&)>;
 
+/// The struct a tensor travels in: DLManagedTensorVersioned or the legacy DLManagedTensor.
+enum class StructKind { legacy, versioned };
+const char* to_string(StructKind kind);  ///< "legacy", "versioned" (the id segment)
+
+/// A case's parameters as values (declared with Declare, read with CaseContext); absent when
+/// the case does not have one.
+struct CaseParams {
+  std::optional<StructKind> kind;
+  std::optional<DLDataType> dtype;
+  std::optional<uint32_t> layout;  ///< DLPV_LAYOUT_*
+  std::optional<DLDevice> device;
+  std::string shape;               ///< catalogue name (shape_named); empty: 3x4
+};
+
 /// The static record of a case. Parameterised families register one record per combination,
 /// each with its own stable dotted id.
 struct CaseInfo {
@@ -51,7 +69,10 @@ struct CaseInfo {
   std::vector<std::string> requirements;  ///< checklist ids, first one decides the area
   Severity severity = Severity::must;     ///< of a violation: MUST -> fail, SHOULD -> warn
   Role role = Role::producer;
-  std::map<std::string, std::string> params;  ///< dtype, layout, version, device ...
+  CaseParams values;                      ///< what the body reads
+  std::map<std::string, std::string> params;  ///< their text, as the record shows them
+  std::vector<std::string> proofs;        ///< fixtures declared to break it (tests/proofs)
+  std::string source;                     ///< the file that declares it (path = id)
   std::vector<std::string> needs;         ///< subject capabilities; missing -> skip
   std::vector<std::string> kinds;         ///< subject kinds it applies to; empty = all
   CaseBody body;
@@ -77,7 +98,15 @@ class CaseContext {
   Subject& subject() { return subject_; }
   /// Pair cases: the consumer side (subject() is the producer side).
   Subject& peer();
-  const std::string& param(const std::string& key) const;
+  /// The declared parameters. A body asking for one its case does not declare is a harness
+  /// error (the declaration and the body disagree).
+  bool versioned() const;
+  DLDataType dtype();
+  uint32_t layout();
+  DLDevice device();
+  const std::string& param(const std::string& key) const;  // TRANSITIONAL
+  const std::string& shape_name() const { return info_.values.shape; }
+  const CaseParams& values() const { return info_.values; }
 
   /// Announce the phase the case enters (export, import, read, release, deleter ...). The
   /// supervisor uses the last one to say where a crash or hang happened.
@@ -114,14 +143,15 @@ class CaseContext {
   std::vector<std::string> notes_;
 };
 
-/// The global case registry. Case files add records from static initialisers through
-/// DLPV_CASE_UNIT; the CLI checks the number of units against the build's count so a linker
-/// can never drop a case file silently.
+/// The global case registry. Case files add records from static initialisers (DLPV_CASES
+/// blocks, declare.hpp); the CLI checks the number of files that did against the build's count
+/// so a linker can never drop a case file silently.
 class Registry {
  public:
   static Registry& instance();
   void add(CaseInfo info);
-  void unit_registered(const char* unit) { units_.push_back(unit); }
+  /// A file that declares cases (DLPV_CASES); counted once however many blocks it has.
+  void unit_registered(const char* file) { units_.insert(file); }
   /// Sorted by id; throws std::logic_error on duplicate ids.
   const std::vector<CaseInfo>& cases();
   const CaseInfo* find(const std::string& id);
@@ -129,18 +159,18 @@ class Registry {
 
  private:
   std::vector<CaseInfo> cases_;
-  std::vector<const char*> units_;
+  std::set<std::string> units_;
   bool sorted_ = false;
 };
 
-/// Registers the cases of one file: `DLPV_CASE_UNIT(consumer_roundtrip) { reg.add(...); }`
+// TRANSITIONAL: the old registration macro, until every file uses DLPV_CASES.
 #define DLPV_CASE_UNIT(name)                                                      \
   static void dlpv_unit_##name(::dlpv::Registry& reg);                            \
   namespace {                                                                     \
   struct dlpv_unit_registrar_##name {                                             \
     dlpv_unit_registrar_##name() {                                                \
       ::dlpv::Registry& r = ::dlpv::Registry::instance();                         \
-      r.unit_registered(#name);                                                   \
+      r.unit_registered(__FILE__);                                                \
       dlpv_unit_##name(r);                                                        \
     }                                                                             \
   } dlpv_unit_registrar_instance_##name;                                          \

@@ -1,0 +1,120 @@
+// harness/include/dlpack_validate/declare.hpp: the one way a case is declared. A case file
+// writes its body, then right under it a DLPV_CASES block that declares the case (or its
+// family, in a loop) with a Declare chain:
+//
+//   void body(CaseContext& ctx) { ... ctx.versioned() ... ctx.dtype() ... }
+//   DLPV_CASES {
+//     for (StructKind k : {StructKind::versioned, StructKind::legacy})
+//       Declare(fmt::format("producer.flags.read_only.{}", to_string(k)), "...")
+//           .must({"FLAG-03"}).role(Role::producer).kind(k).dtype(float32()).layout(DLPV_LAYOUT_CONTIGUOUS)
+//           .needs({"export_versioned"}).proven_by({"read_only_unflagged"})
+//           .run(body);
+//   }
+//
+// Parameters are values (struct kind, dtype, layout, device); the record's text parameters are
+// rendered from them, so reports and baselines see the same strings as before. proven_by names
+// the fixtures (reference-plugin mutants, fake-array variants, hostile libraries) whose rows in
+// tests/proofs/*.tsv must break the case; e2e.declared_proofs checks each claim against them.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <dlpack_validate/case.hpp>
+
+#include <dlpack/dlpack.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dlpv {
+
+/// Named shapes of the catalogue: "3x4" (the default), "scalar" (0-d), "empty" (0, 3),
+/// "ones" (1, 1, 3), "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements).
+std::vector<int64_t> shape_named(const std::string& name);
+
+/// A tensor a per-tensor rule is tried on (Declare::per_sample): the id segment, its dtype and
+/// catalogue shape, and whether it has an element to read.
+struct Sample {
+  const char* name;
+  const char* dtype;
+  const char* shape;
+  bool has_data;
+};
+/// 0-d, empty, size-1, ndim 3; byte-sized, bool, complex, fp8, sub-byte.
+const std::vector<Sample>& rule_samples();
+
+/// A device parameter: the device and the text the record shows for it.
+struct CaseDevice {
+  DLDevice device;
+  const char* label;
+};
+inline constexpr CaseDevice kCpu0{{kDLCPU, 0}, "cpu:0"};
+
+/// Builds one case record (or, with per_kind / per_sample, a family of them) and adds it to
+/// the registry when run() is given the body.
+class Declare {
+ public:
+  Declare(std::string id, std::string title, const char* file = __builtin_FILE());
+
+  /// Severity and requirement ids (the first one decides the case's area).
+  Declare& must(std::vector<std::string> requirements);
+  Declare& should(std::vector<std::string> requirements);
+  Declare& may(std::vector<std::string> requirements);
+  Declare& role(Role role);
+  /// A Python-protocol case: role python_protocol, only for Python subjects, device cpu:0.
+  Declare& python();
+
+  Declare& kind(StructKind kind);
+  Declare& versioned(bool versioned) {
+    return kind(versioned ? StructKind::versioned : StructKind::legacy);
+  }
+  Declare& dtype(DLDataType dtype);
+  /// By catalogue name ("float32", "float8_e4m3fn"): an unknown name stops the program at start.
+  Declare& dtype(const std::string& name);
+  Declare& layout(uint32_t layout);  ///< DLPV_LAYOUT_*
+  Declare& device(CaseDevice device);
+  Declare& shape(std::string name);  ///< a catalogue name (shape_named)
+  /// A parameter the record shows but the body does not read (the body captures its value).
+  Declare& label(std::string key, std::string value);
+
+  Declare& needs(std::vector<std::string> capabilities);
+  Declare& only_for(std::vector<std::string> subject_kinds);
+  /// The fixtures whose planted bug this case catches (names in tests/proofs/*.tsv).
+  Declare& proven_by(std::vector<std::string> fixtures);
+
+  /// One case per struct kind: the id gains ".versioned"/".legacy" and the needs gain
+  /// export_<kind> (import_<kind> for consumer cases).
+  Declare& per_kind(std::vector<StructKind> kinds);
+  /// A per-tensor rule: besides the float32 3x4 case, one per rule sample
+  /// (`<id>.<sample>[.<kind>]`); `about_data` leaves out the sample with no element.
+  Declare& per_sample(bool about_data = false);
+
+  /// Registers the case(s) with `body`.
+  void run(CaseBody body);
+
+ private:
+  void add(CaseInfo info) const;
+  CaseInfo info_;
+  std::vector<StructKind> per_kind_;
+  bool per_sample_ = false;
+  bool about_data_ = false;
+};
+
+}  // namespace dlpv
+
+/// A block of declarations; a file may hold several (one under each body). Each file that
+/// declares cases counts once towards the build's DLPV_CASE_UNITS check.
+#define DLPV_CASES_CAT2(a, b) a##b
+#define DLPV_CASES_CAT(a, b) DLPV_CASES_CAT2(a, b)
+#define DLPV_CASES DLPV_CASES_BLOCK(DLPV_CASES_CAT(dlpv_cases_block_, __LINE__))
+#define DLPV_CASES_BLOCK(name)                                        \
+  static void name();                                                 \
+  namespace {                                                         \
+  struct DLPV_CASES_CAT(name, _registrar) {                           \
+    DLPV_CASES_CAT(name, _registrar)() {                              \
+      ::dlpv::Registry::instance().unit_registered(__FILE__);         \
+      name();                                                         \
+    }                                                                 \
+  } DLPV_CASES_CAT(name, _instance);                                  \
+  }                                                                   \
+  static void name()

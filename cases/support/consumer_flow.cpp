@@ -104,4 +104,22 @@ void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned
   release_expecting_one_delete(ctx, array, *made);
 }
 
+void dtype_layout_roundtrip(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.dtype = ctx.dtype();
+  spec.layout = ctx.layout();
+  spec.shape = {3, 4};
+  // Every array library has float32 and int64 compact arrays: refusing one is a failure. A
+  // strided layout (Fortran, every 2nd element, negative or zero strides) is one a library may
+  // not be able to hold (JAX keeps compact arrays only): refusing it cleanly is lawful, misreading
+  // it is not. Other dtypes are optional features: a refusal is a skip.
+  const std::string dtype = dtype_name(spec.dtype);
+  const bool core = dtype == "float32" || dtype == "int64";
+  const bool compact = spec.layout == DLPV_LAYOUT_CONTIGUOUS;
+  const std::string& first = ctx.info().requirements.front();
+  consumer_roundtrip(ctx, spec, ctx.versioned(), first == "DEL-02" ? "LAYOUT-01" : first.c_str(),
+                     !compact ? Refusal::allowed : core ? Refusal::fails : Refusal::skips,
+                     fmt::format("a 3x4 {} {} tensor", layout_name(spec.layout), dtype));
+}
+
 }  // namespace dlpv::cases

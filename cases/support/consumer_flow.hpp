@@ -18,6 +18,12 @@ enum class Refusal {
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                         const char* requirement, Refusal refusal, const std::string& what);
 
+/// A 3x4 tensor of the case's dtype and layout, imported, read back and released; what the
+/// read-back judges is the case's first requirement (LAYOUT-01 where that is DEL-02). Refusing
+/// float32 or int64 compact arrays fails; refusing a strided layout cleanly is lawful; other
+/// dtypes are optional (a skip). consumer.roundtrip.* and consumer.layout.*.
+void dtype_layout_roundtrip(CaseContext& ctx);
+
 /// Right after an import: the deleter calls the consumer made already (0, or 1 for a consumer
 /// that copied the data and released the tensor at once, which is lawful and noted; more fail
 /// DEL-02). The tensor's memory is poisoned by the deleter, so a read-back that still matches

@@ -31,12 +31,19 @@ void Exported::release() {
 }
 
 std::string kind_name(bool versioned) { return versioned ? "versioned" : "legacy"; }
+const char* import_need(StructKind k) { return k == StructKind::versioned ? "import_versioned" : "import_legacy"; }
+const char* export_need(StructKind k) { return k == StructKind::versioned ? "export_versioned" : "export_legacy"; }
 
 void need_cuda(CaseContext& ctx, int32_t id) {
   std::string why;
   if (!cuda::available(&why)) ctx.skip(why);
   if (id >= cuda::device_count())
     ctx.skip(fmt::format("only {} CUDA device(s); cuda:{} is absent", cuda::device_count(), id));
+}
+
+bool plain_float32_3x4(const CaseContext& ctx) {
+  const auto& v = ctx.values();
+  return v.shape == "3x4" && v.dtype && dtype_name(*v.dtype) == "float32";
 }
 
 Request sample_request(CaseContext& ctx, uint32_t layout, uint32_t flags) {
@@ -74,6 +81,31 @@ void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>
       reg.add(std::move(c));
     }
   }
+}
+
+void export_inspect_release(CaseContext& ctx) {
+  Request r(ctx.dtype(), shape_named(ctx.shape_name()), ctx.layout());
+  Exported e = export_or_skip(ctx, ctx.versioned(), r);
+  inspect_export(ctx, e, r, ctx.versioned());
+  ctx.phase("deleter");
+  e.release();
+}
+
+std::vector<std::string> export_requirements(DLDataType t, const std::string& shape, uint32_t layout,
+                                             bool versioned) {
+  std::vector<std::string> reqs = {"LAYOUT-05", "LAYOUT-01", "LAYOUT-04", "LAYOUT-07", "DTYPE-01", "DTYPE-03", "DEV-02", "DEV-03"};
+  if (t.code == DLPV_CODE_BOOL) reqs.insert(reqs.begin(), "DTYPE-11");
+  else if (t.code == DLPV_CODE_COMPLEX) reqs.insert(reqs.begin(), "DTYPE-10");
+  else if (t.code >= DLPV_CODE_FLOAT8_E3M4 && t.code <= DLPV_CODE_FLOAT8_E8M0FNU) reqs.insert(reqs.begin(), "DTYPE-13");
+  else if (t.code == DLPV_CODE_BCOMPLEX) reqs.insert(reqs.begin(), "DTYPE-01");
+  else if (t.code >= DLPV_CODE_FLOAT6_E2M3FN) {
+    reqs.insert(reqs.begin(), "DTYPE-07");
+    reqs.insert(reqs.begin(), "DTYPE-05");
+  } else reqs.push_back("DTYPE-02");
+  if (shape == "empty") reqs.insert(reqs.begin(), "LAYOUT-10");
+  if (versioned) reqs.push_back("VER-02");
+  if (versioned && layout != DLPV_LAYOUT_CONTIGUOUS && layout != DLPV_LAYOUT_OFFSET) reqs.push_back("FLAG-05");
+  return reqs;
 }
 
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned) {

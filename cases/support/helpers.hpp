@@ -46,6 +46,15 @@ int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e);
 /// pattern) under the version the tensor or subject declares, and record the findings.
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);
 
+/// The body of producer.tensor.* and producer.shape.*: export the case's dtype, layout and
+/// shape in its struct kind, inspect it (inspect_export) and release it.
+void export_inspect_release(CaseContext& ctx);
+
+/// The requirement ids a well-formed export of `dtype` (and shape, layout, kind) rests on: the
+/// dtype's own rule first, then the layout, device and version rules.
+std::vector<std::string> export_requirements(DLDataType dtype, const std::string& shape, uint32_t layout,
+                                             bool versioned);
+
 /// FLAG-05 for a versioned export: a non-compact layout answered with compact strides is a copy,
 /// which must carry IS_COPIED (called by inspect_export).
 void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r);
@@ -70,8 +79,14 @@ bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>
 /// Skip unless a CUDA driver and device `id` are present (the reason names what is missing).
 void need_cuda(CaseContext& ctx, int32_t id);
 
-/// Standard registration of a case for both struct kinds ("versioned" / "legacy").
+/// "versioned" / "legacy".
 std::string kind_name(bool versioned);
+/// The capability a case needs to import (export) a struct of kind k: import_versioned ...
+const char* import_need(StructKind k);
+const char* export_need(StructKind k);
+
+/// The rule's own float32 3x4 case (not one of its samples).
+bool plain_float32_3x4(const CaseContext& ctx);
 
 /// The request a rule case makes: its dtype and shape (float32 3x4 when it declares none).
 Request sample_request(CaseContext& ctx, uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, uint32_t flags = 0);

@@ -66,6 +66,11 @@ Declare& Declare::may(std::vector<std::string> requirements) {
   info_.requirements = std::move(requirements);
   return *this;
 }
+Declare& Declare::level(Severity severity, std::vector<std::string> requirements) {
+  info_.severity = severity;
+  info_.requirements = std::move(requirements);
+  return *this;
+}
 Declare& Declare::role(Role role) {
   info_.role = role;
   return *this;
@@ -100,6 +105,11 @@ Declare& Declare::device(CaseDevice device) {
   info_.params["device"] = device.label;
   return *this;
 }
+Declare& Declare::device(DLDevice device) {
+  info_.values.device = device;
+  info_.params["device"] = device_name(device);
+  return *this;
+}
 Declare& Declare::shape(std::string name) {
   info_.params["shape"] = name;
   info_.values.shape = std::move(name);
@@ -119,10 +129,6 @@ Declare& Declare::only_for(std::vector<std::string> subject_kinds) {
 }
 Declare& Declare::proven_by(std::vector<std::string> fixtures) {
   info_.proofs = std::move(fixtures);
-  return *this;
-}
-Declare& Declare::per_kind(std::vector<StructKind> kinds) {
-  per_kind_ = std::move(kinds);
   return *this;
 }
 Declare& Declare::per_sample(bool about_data) {

@@ -52,10 +52,22 @@ def read_table(path):
     return fixtures
 
 
+class Named:
+    """Every fixture of one name across the tables (a C mutant and a fake-array variant may
+    share a name when they plant the same bug): it breaks a case if any of them does."""
+
+    def __init__(self, name):
+        self.name, self.fixtures = name, []
+
+    def breaks(self, case_id):
+        return any(fx.breaks(case_id) for fx in self.fixtures)
+
+
 def read_tables(paths):
     out = {}
     for p in paths:
-        out.update(read_table(p))
+        for name, fx in read_table(p).items():
+            out.setdefault(name, Named(name)).fixtures.append(fx)
     return out
 
 

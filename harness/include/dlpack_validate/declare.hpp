@@ -22,6 +22,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <array>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +45,10 @@ struct Sample {
 /// 0-d, empty, size-1, ndim 3; byte-sized, bool, complex, fp8, sub-byte.
 const std::vector<Sample>& rule_samples();
 
+/// Both struct kinds, versioned first (the order families are declared in).
+/// (constexpr: declarations run from static initialisers of other files.)
+inline constexpr std::array<StructKind, 2> kBothKinds{StructKind::versioned, StructKind::legacy};
+
 /// A device parameter: the device and the text the record shows for it.
 struct CaseDevice {
   DLDevice device;
@@ -60,6 +66,7 @@ class Declare {
   Declare& must(std::vector<std::string> requirements);
   Declare& should(std::vector<std::string> requirements);
   Declare& may(std::vector<std::string> requirements);
+  Declare& level(Severity severity, std::vector<std::string> requirements);  ///< from a table
   Declare& role(Role role);
   /// A Python-protocol case: role python_protocol, only for Python subjects, device cpu:0.
   Declare& python();
@@ -73,6 +80,7 @@ class Declare {
   Declare& dtype(const std::string& name);
   Declare& layout(uint32_t layout);  ///< DLPV_LAYOUT_*
   Declare& device(CaseDevice device);
+  Declare& device(DLDevice device);  ///< shown as device_name(): "cpu:0", "cuda:1"
   Declare& shape(std::string name);  ///< a catalogue name (shape_named)
   /// A parameter the record shows but the body does not read (the body captures its value).
   Declare& label(std::string key, std::string value);
@@ -84,7 +92,14 @@ class Declare {
 
   /// One case per struct kind: the id gains ".versioned"/".legacy" and the needs gain
   /// export_<kind> (import_<kind> for consumer cases).
-  Declare& per_kind(std::vector<StructKind> kinds);
+  Declare& per_kind(std::initializer_list<StructKind> kinds) {
+    per_kind_.assign(kinds.begin(), kinds.end());
+    return *this;
+  }
+  Declare& per_kind(const std::array<StructKind, 2>& kinds) {
+    per_kind_.assign(kinds.begin(), kinds.end());
+    return *this;
+  }
   /// A per-tensor rule: besides the float32 3x4 case, one per rule sample
   /// (`<id>.<sample>[.<kind>]`); `about_data` leaves out the sample with no element.
   Declare& per_sample(bool about_data = false);

@@ -1,19 +1,16 @@
-// cases/producer_lifetime.cpp: what an export promises over time: metadata and data stay
-// valid until the deleter runs, whatever else the library does meanwhile; the deleter works
-// from any thread; copies are released through the same deleter
-// (LAYOUT-15, DEL-05, DEL-06, DEL-11), on float32 and every rule sample, in both struct kinds.
+// cases/producer/lifetime.cpp: producer.lifetime.*: what an export promises over time: metadata
+// and data stay valid until the deleter runs, whatever else the library does meanwhile
+// (LAYOUT-15, DEL-05), on float32 and every rule sample, in both struct kinds.
 // SPDX-License-Identifier: Apache-2.0
+
 #include <fmt/format.h>
 
 #include <cstring>
-#include <thread>
 
 #include "support/helpers.hpp"
 
 namespace dlpv::cases {
 namespace {
-
-const DLDataType kFloat32{kDLFloat, 32, 1};
 
 // Churn: exports and deletes of other shapes of the same element type (allocations of
 // similar sizes), so memory the first export no longer owns is reused and overwritten with
@@ -32,10 +29,10 @@ void churn(CaseContext& ctx, bool versioned, DLDataType dtype) {
 }
 
 void metadata_stable(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   // float32 3x4 as a Fortran-ordered view (strides that differ from the compact default);
   // the samples in their compact layout (sub-byte data has no other).
-  const bool base = ctx.param("shape") == "3x4" && ctx.param("dtype") == "float32";
+  const bool base = plain_float32_3x4(ctx);
   Request r = sample_request(ctx, base ? DLPV_LAYOUT_FORTRAN : DLPV_LAYOUT_CONTIGUOUS);
   Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-15");
   const DLTensor before = e.tensor();
@@ -60,8 +57,16 @@ void metadata_stable(CaseContext& ctx) {
   }
 }
 
+DLPV_CASES {
+  Declare("producer.lifetime.metadata_stable", "shape and strides stay unchanged until the deleter runs")
+      .must({"LAYOUT-15"}).role(Role::producer)
+      .per_kind(kBothKinds).per_sample()
+      .proven_by({"shared_shape", "export_segfault"})  // 0-d: only a crash shows
+      .run(metadata_stable);
+}
+
 void data_outlives_source(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   Request r = sample_request(ctx);
   Exported e = export_or_skip(ctx, versioned, r, "DEL-05");
   ctx.phase("export");
@@ -78,61 +83,14 @@ void data_outlives_source(CaseContext& ctx) {
             "64 other exports", "the reference pattern", diff);
 }
 
-void foreign_thread(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
-  Request r = sample_request(ctx);
-  for (int i = 0; i < 8; ++i) {
-    Exported e = export_or_skip(ctx, versioned, r, "DEL-06");
-    DLManagedTensorVersioned* v = e.v;
-    DLManagedTensor* l = e.l;
-    e.v = nullptr;
-    e.l = nullptr;
-    ctx.phase("deleter");
-    std::thread t([v, l] {
-      if (v && v->deleter) v->deleter(v);
-      if (l && l->deleter) l->deleter(l);
-    });
-    t.join();
-  }
-  ctx.check(true, "DEL-06", "8 deleters ran on threads other than the exporting one");
-}
-
-void frees_copy(CaseContext& ctx) {
-  Request r = sample_request(ctx, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_COPY);
-  if (ctx.param("shape") == "3x4" && ctx.param("dtype") == "float32")
-    r = Request(kFloat32, {4, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_COPY);
-  { Exported first = export_or_skip(ctx, true, r, "DEL-11"); }
-  constexpr int kCycles = 4000;
-  int failures = 0;  // a refused copy is a skip above; later refusals only shorten the loop
-  const long long growth = export_delete_growth(ctx, true, r, kCycles, &failures);
-  ctx.check(growth < 64 * 1024, "DEL-11",
-            fmt::format("heap growth over {} copy=True export/delete cycles (the copy is released "
-                        "through the same deleter)", kCycles),
-            "< 64 KiB", fmt::format("{} bytes", growth));
+DLPV_CASES {
+  Declare("producer.lifetime.data_outlives_source",
+          "data stays valid until the deleter runs, whatever the library does meanwhile")
+      .must({"DEL-05"}).role(Role::producer)
+      .per_kind(kBothKinds).per_sample(/*about_data=*/true)
+      .proven_by({"data_dies_with_source"})
+      .run(data_outlives_source);
 }
 
 }  // namespace
 }  // namespace dlpv::cases
-
-DLPV_CASE_UNIT(producer_lifetime) {
-  using namespace dlpv;
-  auto rule = [&](const char* id, const char* title, const char* req, std::vector<bool> kinds,
-                  void (*fn)(CaseContext&), bool about_data = false) {
-    CaseInfo c;
-    c.id = id;
-    c.title = title;
-    c.requirements = {req};
-    c.role = Role::producer;
-    if (std::string(id) == "producer.deleter.frees_copy") c.needs = {"copy_keyword"};
-    c.body = fn;
-    cases::add_rule_cases(reg, c, kinds, about_data);
-  };
-  rule("producer.lifetime.metadata_stable", "shape and strides stay unchanged until the deleter runs", "LAYOUT-15",
-       {true, false}, cases::metadata_stable);
-  rule("producer.lifetime.data_outlives_source", "data stays valid until the deleter runs, whatever the library does meanwhile",
-       "DEL-05", {true, false}, cases::data_outlives_source, true);
-  rule("producer.deleter.foreign_thread", "the deleter may run on another thread", "DEL-06", {true, false},
-       cases::foreign_thread);
-  rule("producer.deleter.frees_copy", "a copy=True export's memory is released through its deleter", "DEL-11",
-       {true}, cases::frees_copy);
-}

@@ -1,9 +1,10 @@
-// cases/producer_copy.cpp: copy=False (DLPV_REQ_NO_COPY) on the producer side (KW-04). The
-// array API (__dlpack__, copy): "If False, the function must never copy, and raise a
-// BufferError in case a copy is deemed necessary". A CPU export needs no copy, so it must
+// cases/producer/copy.cpp: producer.copy.*: copy=False (DLPV_REQ_NO_COPY) on the producer side
+// (KW-04). The array API (__dlpack__, copy): "If False, the function must never copy, and raise
+// a BufferError in case a copy is deemed necessary". A CPU export needs no copy, so it must
 // succeed without one; a CUDA array asked for on the CPU (dl_device) needs one, so it must be
 // refused.
 // SPDX-License-Identifier: Apache-2.0
+
 #include <fmt/format.h>
 
 #include "support/helpers.hpp"
@@ -12,7 +13,7 @@ namespace dlpv::cases {
 namespace {
 
 void zero_copy(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   Request r = sample_request(ctx, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_NO_COPY);
   Exported e;
   const int rc = export_raw(ctx, versioned, r, e);
@@ -29,9 +30,18 @@ void zero_copy(CaseContext& ctx) {
               fmt::format("flags = {:#x} (a copy was made)", e.v->flags));
 }
 
+DLPV_CASES {
+  Declare("producer.copy.false_zero_copy", "copy=False on a CPU array exports it without a copy")
+      .must({"KW-04"}).role(Role::producer)
+      .dtype("float32").shape("3x4").device(kCpu0)
+      .needs({"copy_keyword"}).per_kind(kBothKinds)
+      .proven_by({"no_copy_refused"})
+      .run(zero_copy);
+}
+
 void needs_copy(CaseContext& ctx) {
   need_cuda(ctx, 0);
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   Request r(DLDataType{kDLFloat, 32, 1}, {3, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_NO_COPY);
   r.req.device = DLDevice{kDLCUDA, 0};
   r.req.target_device = DLDevice{kDLCPU, 0};
@@ -53,26 +63,15 @@ void needs_copy(CaseContext& ctx) {
             "a refusal (BufferError)", what);
 }
 
+DLPV_CASES {
+  Declare("producer.copy.false_needs_copy.cuda0",
+          "copy=False with dl_device=CPU for a CUDA array is refused (a copy would be needed)")
+      .must({"KW-04"}).role(Role::producer)
+      .dtype("float32").device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .needs({"copy_keyword"}).per_kind(kBothKinds)
+      .proven_by({"no_copy_ignored"})
+      .run(needs_copy);
+}
+
 }  // namespace
 }  // namespace dlpv::cases
-
-DLPV_CASE_UNIT(producer_copy) {
-  using namespace dlpv;
-  for (bool versioned : {true, false}) {
-    const std::string kind = cases::kind_name(versioned);
-    CaseInfo c;
-    c.id = "producer.copy.false_zero_copy." + kind;
-    c.title = "copy=False on a CPU array exports it without a copy";
-    c.requirements = {"KW-04"};
-    c.role = Role::producer;
-    c.params = {{"dtype", "float32"}, {"shape", "3x4"}, {"version", kind}, {"device", "cpu:0"}};
-    c.needs = {versioned ? "export_versioned" : "export_legacy", "copy_keyword"};
-    c.body = cases::zero_copy;
-    reg.add(c);
-    c.id = "producer.copy.false_needs_copy.cuda0." + kind;
-    c.title = "copy=False with dl_device=CPU for a CUDA array is refused (a copy would be needed)";
-    c.params = {{"dtype", "float32"}, {"version", kind}, {"device", "cuda0"}};
-    c.body = cases::needs_copy;
-    reg.add(std::move(c));
-  }
-}

@@ -1,0 +1,27 @@
+// cases/consumer/deleter.cpp: consumer.deleter.*: a NULL deleter is accepted and never called
+// (DEL-03).
+// SPDX-License-Identifier: Apache-2.0
+#include "support/consumer_flow.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+void null_deleter(CaseContext& ctx) {
+  MadeSpec spec;
+  spec.deleter = DeleterKind::null;
+  consumer_roundtrip(ctx, spec, ctx.versioned(), "DEL-03", Refusal::fails, "a tensor whose deleter is NULL");
+}
+
+DLPV_CASES {
+  for (StructKind k : kBothKinds)
+    Declare(std::string("consumer.deleter.null.") + to_string(k),
+            std::string(to_string(k)) + " import accepts a NULL deleter and never calls it")
+        .must({"DEL-03"}).role(Role::consumer)
+        .kind(k).dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
+        .needs({import_need(k), "read_array", "release_array"})
+        .proven_by({"null_deleter_called"})
+        .run(null_deleter);
+}
+
+}  // namespace
+}  // namespace dlpv::cases

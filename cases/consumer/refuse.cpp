@@ -1,0 +1,58 @@
+// cases/consumer/refuse.cpp: consumer.refuse.*: tensors a consumer must not misinterpret:
+// ill-formed or unknown dtypes, opaque handles, foreign devices (DTYPE-06/08/09, DEV-04), with
+// DEL-08 on every refusal.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/cuda.hpp>
+#include <fmt/format.h>
+
+#include "support/consumer_flow.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+struct Bad {
+  const char* id;
+  const char* req;
+  Severity severity;
+  DLDataType dtype;
+  DLDevice device;
+  const char* what;
+};
+
+void refuse(CaseContext& ctx, const Bad& b) {
+  if (b.device.device_type == kDLCUDA && cuda::available())
+    ctx.skip("a CUDA device is present here, so a consumer may use kDLCUDA tensors "
+             "(device.consumer.cuda* test that); this case is for machines without one");
+  MadeSpec spec;
+  spec.dtype = b.dtype;
+  spec.device = b.device;
+  // A consumer that knows these tensors may hold them; the pattern bytes are well defined.
+  consumer_must_refuse(ctx, spec, ctx.versioned(), b.req, b.what);
+}
+
+DLPV_CASES {
+  static const Bad kBad[] = {
+      {"dtype.float4_bits8", "DTYPE-06", Severity::must, {17, 8, 1}, {kDLCPU, 0}, "float4_e2m1fn declared with bits 8"},
+      {"dtype.float6_bits8", "DTYPE-06", Severity::must, {15, 8, 1}, {kDLCPU, 0}, "float6_e2m3fn declared with bits 8"},
+      {"dtype.unknown_code", "DTYPE-08", Severity::should, {200, 32, 1}, {kDLCPU, 0}, "dtype code 200"},
+      {"dtype.float24", "DTYPE-08", Severity::should, {2, 24, 1}, {kDLCPU, 0}, "a 24-bit float"},
+      {"dtype.float32x4", "DTYPE-08", Severity::should, {2, 32, 4}, {kDLCPU, 0}, "float32 with 4 lanes"},
+      {"dtype.opaque_handle", "DTYPE-09", Severity::should, {3, 64, 1}, {kDLCPU, 0}, "kDLOpaqueHandle elements"},
+      {"device.cuda", "DEV-04", Severity::should, {2, 32, 1}, {kDLCUDA, 0}, "a tensor on kDLCUDA (a CPU-only consumer cannot read it)"},
+      {"device.vulkan", "DEV-04", Severity::should, {2, 32, 1}, {kDLVulkan, 0}, "a tensor on kDLVulkan"},
+  };
+  for (const Bad& b : kBad)
+    for (StructKind k : kBothKinds) {
+      const bool on_device = b.device.device_type != kDLCPU;
+      Declare(fmt::format("consumer.refuse.{}.{}", b.id, to_string(k)),
+              fmt::format("{} import refuses {}", to_string(k), b.what))
+          .level(b.severity, {b.req, "DEL-08"}).role(Role::consumer)
+          .kind(k).dtype(b.dtype).device(b.device).label("tensor", b.id)
+          .needs({import_need(k), "release_array"})
+          .proven_by({on_device ? "any_device" : "dtype_by_bits"})
+          .run([&b](CaseContext& ctx) { refuse(ctx, b); });
+    }
+}
+
+}  // namespace
+}  // namespace dlpv::cases

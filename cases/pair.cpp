@@ -11,9 +11,9 @@ namespace dlpv::cases {
 namespace {
 
 void exchange(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
-  const DLDataType dtype = *dtype_from_name(ctx.param("dtype"));
-  const uint32_t layout = *layout_from_name(ctx.param("layout"));
+  const bool versioned = ctx.versioned();
+  const DLDataType dtype = ctx.dtype();
+  const uint32_t layout = ctx.layout();
   Subject& consumer = ctx.peer();
   const char* import_need = versioned ? "import_versioned" : "import_legacy";
   for (const char* need : {import_need, "read_array", "release_array"})
@@ -48,7 +48,7 @@ void exchange(CaseContext& ctx) {
                                     : fmt::format("{} by the consumer", by_consumer));
     }
     ctx.skip(fmt::format("the consumer refused the producer's {} {} {} tensor cleanly ({}): {}",
-                         ctx.param("layout"), ctx.param("dtype"), kind_name(versioned), rc, error));
+                         layout_name(layout), dtype_name(dtype), kind_name(versioned), rc, error));
   }
   Exported owned_by_consumer = std::move(e);  // from here the consumer owns it
   owned_by_consumer.v = nullptr;
@@ -87,29 +87,25 @@ void exchange(CaseContext& ctx) {
                  fmt::format("{} call(s)", counter.calls()));
 }
 
+DLPV_CASES {
+  const std::pair<const char*, uint32_t> combos[] = {
+      {"float32", DLPV_LAYOUT_CONTIGUOUS}, {"int64", DLPV_LAYOUT_FORTRAN}, {"float32", DLPV_LAYOUT_STRIDED},
+      {"float32", DLPV_LAYOUT_OFFSET}, {"bool", DLPV_LAYOUT_CONTIGUOUS}, {"complex64", DLPV_LAYOUT_CONTIGUOUS},
+      {"float16", DLPV_LAYOUT_REVERSED},
+      // The 2-byte and 1-byte floats that ml_dtypes carries between libraries (DTYPE-03).
+      {"bfloat16", DLPV_LAYOUT_CONTIGUOUS}, {"float8_e4m3fn", DLPV_LAYOUT_CONTIGUOUS},
+      {"float8_e5m2", DLPV_LAYOUT_CONTIGUOUS}};
+  for (StructKind k : kBothKinds)
+    for (const auto& [dtype, layout] : combos)
+      Declare(fmt::format("pair.{}.{}.{}", dtype, layout_name(layout), to_string(k)),
+              fmt::format("{} {} {} tensor from producer to consumer: same elements, deleter once", to_string(k),
+                          layout_name(layout), dtype))
+          .must({"DEL-02", "LAYOUT-01"}).role(Role::pair)
+          .kind(k).dtype(dtype).layout(layout)
+          .needs({export_need(k)})
+          .proven_by({"double_delete"})
+          .run(exchange);
+}
+
 }  // namespace
 }  // namespace dlpv::cases
-
-DLPV_CASE_UNIT(pair) {
-  using namespace dlpv;
-  const std::pair<const char*, const char*> combos[] = {
-      {"float32", "contiguous"}, {"int64", "fortran"}, {"float32", "strided"}, {"float32", "offset"},
-      {"bool", "contiguous"},    {"complex64", "contiguous"}, {"float16", "reversed"},
-      // The 2-byte and 1-byte floats that ml_dtypes carries between libraries (DTYPE-03).
-      {"bfloat16", "contiguous"}, {"float8_e4m3fn", "contiguous"}, {"float8_e5m2", "contiguous"}};
-  for (bool versioned : {true, false}) {
-    for (const auto& [dtype, layout] : combos) {
-      CaseInfo c;
-      const std::string kind = cases::kind_name(versioned);
-      c.id = fmt::format("pair.{}.{}.{}", dtype, layout, kind);
-      c.title = fmt::format("{} {} {} tensor from producer to consumer: same elements, deleter once",
-                            kind, layout, dtype);
-      c.requirements = {"DEL-02", "LAYOUT-01"};
-      c.role = Role::pair;
-      c.params = {{"dtype", dtype}, {"layout", layout}, {"version", kind}};
-      c.needs = {versioned ? "export_versioned" : "export_legacy"};
-      c.body = cases::exchange;
-      reg.add(std::move(c));
-    }
-  }
-}

@@ -1,37 +1,20 @@
-// cases/device.cpp: per-device behaviour (DESIGN §8): CUDA device, pinned and managed
-// memory, as producer and consumer, with the label checked against the pointer's real
-// attributes; and the stream rules (STRM-04 on CPU everywhere; STRM-05/09 with a real race on
-// a GPU). Without a CUDA driver and device every CUDA case is a skip that says so.
+// cases/stream/producer.cpp: stream.producer.*: the stream rules of a CUDA producer, with a
+// real race on a GPU: the consumer's stream sees final data (STRM-05), stream=-1 does not
+// synchronise (STRM-06), a copy for a consumer stream runs on it (KW-06), dl_device=CPU gives a
+// synchronised host copy flagged IS_COPIED (STRM-09, FLAG-05). Without a CUDA driver and
+// device every case is a skip that says so.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
 
-#include "support/consumer_flow.hpp"
+#include "support/helpers.hpp"
 
 namespace dlpv::cases {
 namespace {
 
 const DLDataType kFloat32{kDLFloat, 32, 1};
-
-struct Dev {
-  const char* name;
-  DLDeviceType type;
-  int32_t id;
-};
-const Dev kDevices[] = {{"cuda0", kDLCUDA, 0}, {"cuda1", kDLCUDA, 1},
-                        {"cuda_host", kDLCUDAHost, 0}, {"cuda_managed", kDLCUDAManaged, 0}};
-
-// Element types every device case runs with: one per width and kind that array libraries
-// put on devices (sub-byte and fp8 types stay with the CPU catalogue).
-const char* const kDeviceDtypes[] = {"float32", "float16", "int64", "uint8", "bool", "complex128"};
-
-const Dev& device_param(CaseContext& ctx) {
-  for (const Dev& d : kDevices)
-    if (ctx.param("device") == d.name) return d;
-  ctx.harness_error("unknown device " + ctx.param("device"));
-}
 
 // A CUDA stream of the validator's (the "consumer stream"), destroyed with the case.
 class ScopedStream {
@@ -49,48 +32,11 @@ class ScopedStream {
   void* s_;
 };
 
-void producer_on_device(CaseContext& ctx) {
-  const Dev& d = device_param(ctx);
-  need_cuda(ctx, d.id);
-  const bool versioned = ctx.param("version") == "versioned";
-  const uint32_t layout = *layout_from_name(ctx.param("layout"));
-  const DLDataType dtype = *dtype_from_name(ctx.param("dtype"));
-  Request r(dtype, {3, 4}, layout);
-  r.req.device = DLDevice{d.type, d.id};
-  Exported e = export_or_skip(ctx, versioned, r, "DEV-02");
-  inspect_export(ctx, e, r, versioned);
-}
-
-void consumer_on_device(CaseContext& ctx) {
-  const Dev& d = device_param(ctx);
-  need_cuda(ctx, d.id);
-  MadeSpec spec;
-  spec.dtype = *dtype_from_name(ctx.param("dtype"));
-  const std::string& layout = ctx.param("layout");
-  if (layout == "byte_offset") spec.extra_byte_offset = 64;
-  else spec.layout = *layout_from_name(layout);
-  spec.device = DLDevice{d.type, d.id};
-  spec.device_memory = true;
-  consumer_roundtrip(ctx, spec, ctx.param("version") == "versioned", "DEV-02", Refusal::skips,
-                     fmt::format("a {} {} tensor in {} memory", ctx.param("dtype"), layout, d.name));
-}
-
-// STRM-04 (runs everywhere): a CPU export with a stream must be refused.
-void cpu_rejects_stream(CaseContext& ctx) {
-  const bool versioned = ctx.param("version") == "versioned";
-  Request r(kFloat32, {3, 4}, DLPV_LAYOUT_CONTIGUOUS);
-  r.req.stream = 1;
-  Exported e;
-  const int rc = export_raw(ctx, versioned, r, e);
-  ctx.check(rc != DLPV_OK, "STRM-04", "a CPU export given a stream (1) is refused: CPU arrays take stream=None only",
-            "a refusal", "exported (the stream value was accepted)");
-}
-
 // STRM-05: the producer's data is written late on its own stream; the validator reads on its
 // own stream right away. Without the producer making that stream wait, the read is stale.
 void race(CaseContext& ctx) {
   need_cuda(ctx, 0);
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   cuda::use_device(0);
   ScopedStream stream(ctx);
   void* consumer_stream = stream.get();
@@ -117,6 +63,14 @@ void race(CaseContext& ctx) {
             "made that stream wait for its work)", "the reference pattern", diff);
 }
 
+DLPV_CASES {
+  Declare("stream.producer.race.cuda0", "data written late on the producer's stream is final on the consumer's stream")
+      .must({"STRM-05", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .per_kind(kBothKinds)
+      .proven_by({"stream_ignored"})
+      .run(race);
+}
+
 // STRM-06: stream=-1 asks the producer not to synchronise at all. Observed by timing, and only
 // for a producer shown to leave device work pending (an export to a consumer stream leaves
 // that stream waiting): then an export with -1 that takes long and leaves nothing pending has
@@ -124,7 +78,7 @@ void race(CaseContext& ctx) {
 void no_sync(CaseContext& ctx) {
   using clock = std::chrono::steady_clock;
   need_cuda(ctx, 0);
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   cuda::use_device(0);
   ScopedStream stream(ctx);
   void* consumer_stream = stream.get();
@@ -163,6 +117,14 @@ void no_sync(CaseContext& ctx) {
                         left_ms));
 }
 
+DLPV_CASES {
+  Declare("stream.producer.no_sync.cuda0", "stream=-1: the producer returns without waiting for its device work")
+      .must({"STRM-06"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .per_kind(kBothKinds)
+      .proven_by({"minus_one_syncs"})
+      .run(no_sync);
+}
+
 // KW-06: a copy made for a consumer stream runs on that stream. The validator first blocks
 // its stream with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
 // cannot finish before that kernel does, so reading the copy on another stream right away
@@ -170,7 +132,7 @@ void no_sync(CaseContext& ctx) {
 // memory recycled from an earlier case cannot hold the same pattern by chance.)
 void copy_on_stream(CaseContext& ctx) {
   need_cuda(ctx, 0);
-  const bool versioned = ctx.param("version") == "versioned";
+  const bool versioned = ctx.versioned();
   cuda::use_device(0);
   ScopedStream stream(ctx), other(ctx);
   void* consumer_stream = stream.get();
@@ -209,6 +171,14 @@ void copy_on_stream(CaseContext& ctx) {
             "already complete: the copy ran off the consumer's stream");
 }
 
+DLPV_CASES {
+  Declare("stream.producer.copy_on_stream.cuda0", "copy=True with a consumer stream: the copy runs on that stream")
+      .must({"KW-06", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .per_kind(kBothKinds)
+      .proven_by({"copy_off_stream"})
+      .run(copy_on_stream);
+}
+
 // STRM-09 + FLAG-05: dl_device=CPU from a CUDA array: a host copy, synchronised, IS_COPIED.
 void dl_device_cpu(CaseContext& ctx) {
   need_cuda(ctx, 0);
@@ -230,79 +200,13 @@ void dl_device_cpu(CaseContext& ctx) {
             "the reference pattern", diff);
 }
 
-// stream.producer.<what>.cuda0.<kind>: a producer case on CUDA device 0 with a consumer stream.
-void add_stream_case(Registry& reg, const char* what, const std::string& kind, const char* title,
-                     std::vector<std::string> requirements, void (*body)(CaseContext&)) {
-  CaseInfo c;
-  c.id = fmt::format("stream.producer.{}.cuda0.{}", what, kind);
-  c.title = title;
-  c.requirements = std::move(requirements);
-  c.role = Role::producer;
-  c.params = {{"device", "cuda0"}, {"version", kind}};
-  c.needs = {kind == "versioned" ? "export_versioned" : "export_legacy"};
-  c.body = body;
-  reg.add(std::move(c));
+DLPV_CASES {
+  Declare("stream.producer.dl_device_cpu.cuda0", "dl_device=CPU from a CUDA array: a synchronised host copy flagged IS_COPIED")
+      .must({"STRM-09", "FLAG-05"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .per_kind({StructKind::versioned})
+      .proven_by({"dl_device_no_sync", "no_is_copied"})
+      .run(dl_device_cpu);
 }
 
 }  // namespace
 }  // namespace dlpv::cases
-
-DLPV_CASE_UNIT(device) {
-  using namespace dlpv;
-  for (bool versioned : {true, false}) {
-    const std::string kind = cases::kind_name(versioned);
-    for (const auto& d : cases::kDevices) {
-      for (const char* dtype : cases::kDeviceDtypes) {
-        for (const char* layout : {"contiguous", "fortran", "strided", "offset"}) {
-          CaseInfo c;
-          c.id = fmt::format("device.producer.{}.{}.{}.{}", d.name, dtype, layout, kind);
-          c.title = fmt::format("{} export of {} {} on {} is labelled as the memory really is and holds the pattern",
-                                kind, layout, dtype, d.name);
-          c.requirements = {"DEV-02", "DEV-03", "LAYOUT-07"};
-          c.role = Role::producer;
-          c.params = {{"device", d.name}, {"dtype", dtype}, {"layout", layout}, {"version", kind}};
-          c.needs = {versioned ? "export_versioned" : "export_legacy"};
-          c.body = cases::producer_on_device;
-          reg.add(std::move(c));
-        }
-        for (const char* layout : {"contiguous", "fortran", "strided", "byte_offset"}) {
-          CaseInfo c;
-          c.id = fmt::format("device.consumer.{}.{}.{}.{}", d.name, dtype, layout, kind);
-          c.title = fmt::format("{} import of a {} {} tensor in {} memory reads back right", kind, layout, dtype, d.name);
-          c.requirements = {"DEV-02", "DEL-02", std::string(layout) == "byte_offset" ? "LAYOUT-08" : "LAYOUT-07"};
-          c.role = Role::consumer;
-          c.params = {{"device", d.name}, {"dtype", dtype}, {"layout", layout}, {"version", kind}};
-          c.needs = {versioned ? "import_versioned" : "import_legacy", "read_array", "release_array"};
-          c.body = cases::consumer_on_device;
-          reg.add(std::move(c));
-        }
-      }
-    }
-    CaseInfo s;
-    s.id = "stream.cpu.rejects_stream." + kind;
-    s.title = "a CPU export refuses a stream value (CPU takes stream=None only)";
-    s.requirements = {"STRM-04"};
-    s.severity = Severity::should;
-    s.role = Role::producer;
-    s.params = {{"device", "cpu"}, {"version", kind}};
-    s.needs = {versioned ? "export_versioned" : "export_legacy"};
-    s.body = cases::cpu_rejects_stream;
-    reg.add(std::move(s));
-
-    cases::add_stream_case(reg, "race", kind, "data written late on the producer's stream is final on the consumer's stream",
-                           {"STRM-05", "DEV-02"}, cases::race);
-    cases::add_stream_case(reg, "copy_on_stream", kind, "copy=True with a consumer stream: the copy runs on that stream",
-                           {"KW-06", "DEV-02"}, cases::copy_on_stream);
-    cases::add_stream_case(reg, "no_sync", kind, "stream=-1: the producer returns without waiting for its device work",
-                           {"STRM-06"}, cases::no_sync);
-  }
-  CaseInfo c;
-  c.id = "stream.producer.dl_device_cpu.cuda0.versioned";
-  c.title = "dl_device=CPU from a CUDA array: a synchronised host copy flagged IS_COPIED";
-  c.requirements = {"STRM-09", "FLAG-05"};
-  c.role = Role::producer;
-  c.params = {{"device", "cuda0"}, {"version", "versioned"}};
-  c.needs = {"export_versioned"};
-  c.body = cases::dl_device_cpu;
-  reg.add(std::move(c));
-}

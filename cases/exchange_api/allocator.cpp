@@ -1,0 +1,149 @@
+// cases/exchange_api/allocator.cpp: exchange_api.allocator.*: the allocator reads only what a
+// prototype may carry and returns a compact owning tensor, per prototype (XAPI-16, LAYOUT-05,
+// DTYPE-02); impossible allocations fail with exactly one SetError call (XAPI-16, XAPI-17).
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include <cstring>
+#include <thread>
+
+#include "support/xapi.hpp"
+
+namespace dlpv::cases {
+namespace {
+
+struct SetErrorLog {
+  int calls = 0;
+  std::string kind, message;
+};
+void record_error(void* ctx, const char* kind, const char* message) {
+  auto* log = static_cast<SetErrorLog*>(ctx);
+  ++log->calls;
+  log->kind = kind ? kind : "";
+  log->message = message ? message : "";
+}
+
+// Only dtype, ndim, shape and device of the prototype may be read: the rest is garbage. The
+// allocator is tried with the prototype named by the case's dtype/shape parameters; every
+// tensor it hands back goes through the inspector (metadata; the contents are uninitialised).
+void allocator_compact(CaseContext& ctx) {
+  const DLPackExchangeAPI* api = table_or_skip(ctx);
+  if (!api->managed_tensor_allocator) ctx.skip("managed_tensor_allocator is NULL (reported by XAPI-08)");
+  const DLDataType dtype = ctx.dtype();
+  const std::vector<int64_t> shape = shape_named(ctx.shape_name());
+  const std::string what = fmt::format("{} {}", dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())));
+  std::vector<int64_t> shape_storage = shape;
+  DLTensor proto;
+  std::memset(&proto, 0xCD, sizeof proto);
+  proto.data = guard_address();
+  proto.strides = static_cast<int64_t*>(guard_address());
+  proto.device = DLDevice{kDLCPU, 0};
+  proto.ndim = static_cast<int32_t>(shape.size());
+  proto.dtype = dtype;
+  proto.shape = shape.empty() ? static_cast<int64_t*>(guard_address()) : shape_storage.data();
+  DLManagedTensorVersioned* out = nullptr;
+  SetErrorLog log;
+  ctx.phase("exchange_api");
+  int rc = api->managed_tensor_allocator(&proto, &out, &log, record_error);
+  if (rc != 0) {
+    ctx.check(log.calls == 1 && !log.kind.empty(), "XAPI-16",
+              "a failing allocator calls SetError exactly once, with a non-empty kind", "1 call",
+              fmt::format("{} call(s), kind '{}'", log.calls, log.kind));
+    ctx.skip(fmt::format("the allocator refused a {} CPU prototype (return {}, SetError '{}: {}')", what, rc, log.kind,
+                         log.message));
+  }
+  if (!ctx.check(out != nullptr, "XAPI-16", "the allocator makes a " + what + " CPU tensor", "0 and a tensor",
+                 fmt::format("return {}, out NULL", rc)))
+    return;
+  ctx.check(log.calls == 0, "XAPI-16", "SetError is not called on success", "0 calls", std::to_string(log.calls));
+  ctx.check(out->version.major == 1, "XAPI-16", "the new tensor carries version 1.x", "1.x",
+            fmt::format("{}.{}", out->version.major, out->version.minor));
+  ctx.phase("inspect");
+  TensorExpectation want;
+  want.dtype = dtype;
+  want.shape = shape;
+  InspectOptions opt;
+  opt.versioned = true;
+  opt.version = out->version;
+  opt.compare_data = false;  // a new tensor's contents are unspecified
+  std::vector<Finding> findings;
+  inspect_tensor(out->dl_tensor, want, opt, findings);
+  for (Finding& f : findings) f.message = "allocator: " + f.message;
+  record(ctx, findings);
+  const DLTensor& t = out->dl_tensor;
+  const size_t nd = shape.size();
+  std::vector<int64_t> got_strides(nd, -1);
+  const bool readable = nd == 0 || (t.strides && safe_read(t.strides, got_strides.data(), nd * sizeof(int64_t)));
+  const std::vector<int64_t> compact = canonical_strides(DLPV_LAYOUT_CONTIGUOUS, shape);
+  bool is_compact = readable;
+  // A tensor with no element has no meaningful strides (any value addresses nothing).
+  for (size_t i = 0; i < nd && is_compact && element_count(shape) > 0; ++i)
+    is_compact = shape[i] <= 1 || got_strides[i] == compact[i];
+  ctx.check(is_compact, "XAPI-16", "strides are non-NULL (ndim > 0) and compact row-major",
+            shape_text(compact.data(), static_cast<int32_t>(nd)),
+            t.strides || nd == 0 ? shape_text(got_strides.data(), static_cast<int32_t>(nd)) : "NULL");
+  if (element_count(shape) > 0)
+    ctx.check(t.data != proto.data && t.data != nullptr, "XAPI-16", "the tensor owns new memory", "new data pointer",
+              fmt::format("{}", t.data));
+  ctx.phase("deleter");
+  if (out->deleter) out->deleter(out);
+}
+
+DLPV_CASES {
+  // The allocator, per prototype: float32 2x3x5 (the id without a suffix), dtype classes, 0-d, empty.
+  const struct { const char* suffix; const char* dtype; const char* shape; } prototypes[] = {
+      {"", "float32", "ndim3"},      {".uint8", "uint8", "3x4"},      {".bool", "bool", "3x4"},
+      {".complex128", "complex128", "3x4"}, {".float16", "float16", "3x4"}, {".int64", "int64", "3x4"},
+      {".float8_e4m3fn", "float8_e4m3fn", "3x4"}, {".float4_e2m1fn", "float4_e2m1fn", "3x4"},
+      {".scalar", "float32", "scalar"}, {".empty", "float32", "empty"}};
+  for (const auto& p : prototypes)
+    Declare(std::string("exchange_api.allocator.compact") + p.suffix,
+            std::string("the allocator reads only dtype/ndim/shape/device of a ") + p.dtype + " " + p.shape +
+                " prototype and returns a compact owning tensor")
+        .must({"XAPI-16", "LAYOUT-05", "DTYPE-02"}).role(Role::exchange_api)
+        .kind(StructKind::versioned).dtype(p.dtype).shape(p.shape)
+        .needs({"exchange_api"})
+        .proven_by({"alloc_ignores_shape"})
+        .run(allocator_compact);
+}
+
+// Impossible sizes, chosen so that an element count computed without overflow checks wraps
+// to a small number (2^62+1 times 4 is 4 modulo 2^64) or to zero (2^31 * 2^31 * 2^20).
+void allocator_error(CaseContext& ctx) {
+  const DLPackExchangeAPI* api = table_or_skip(ctx);
+  if (!api->managed_tensor_allocator) ctx.skip("managed_tensor_allocator is NULL (reported by XAPI-08)");
+  const std::vector<std::vector<int64_t>> shapes = {
+      {(int64_t{1} << 62) + 1, 4}, {int64_t{1} << 31, int64_t{1} << 31, int64_t{1} << 20}};
+  for (std::vector<int64_t> shape : shapes) {
+    DLTensor proto{};
+    proto.device = DLDevice{kDLCPU, 0};
+    proto.ndim = static_cast<int32_t>(shape.size());
+    proto.dtype = DLDataType{kDLFloat, 32, 1};
+    proto.shape = shape.data();
+    DLManagedTensorVersioned* out = nullptr;
+    SetErrorLog log;
+    const std::string what = "a float32 " + shape_text(shape.data(), proto.ndim) + " prototype";
+    ctx.phase("exchange_api");
+    int rc = api->managed_tensor_allocator(&proto, &out, &log, record_error);
+    ctx.check(rc != 0, "XAPI-16", what + " (more than 2^64 elements) cannot be allocated: the call fails",
+              "non-zero return",
+              rc == 0 && out ? fmt::format("0, and a tensor of shape {}", shape_text(out->dl_tensor.shape, out->dl_tensor.ndim))
+                             : std::to_string(rc));
+    ctx.check(rc == 0 || (log.calls == 1 && !log.kind.empty()), "XAPI-16",
+              "a failing allocator calls SetError exactly once, with a non-empty kind", "1 call",
+              fmt::format("{} call(s), kind '{}'", log.calls, log.kind));
+    ctx.phase("deleter");
+    if (rc == 0 && out && out->deleter) out->deleter(out);
+  }
+}
+
+DLPV_CASES {
+  Declare("exchange_api.allocator.error", "impossible allocations (element counts that wrap around 2^64) fail with exactly one SetError call")
+      .must({"XAPI-16", "XAPI-17"}).role(Role::exchange_api)
+      .needs({"exchange_api"})
+      .proven_by({"alloc_no_seterror", "alloc_no_overflow_check"})
+      .run(allocator_error);
+}
+
+}  // namespace
+}  // namespace dlpv::cases

@@ -5,10 +5,8 @@
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
-#include <fcntl.h>
+#include <dlpack_validate/runner.hpp>
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +18,6 @@
 #include <memory>
 
 #include "protocol.hpp"
-#include "worker_process.hpp"
 
 
 namespace dlpv::bench {
@@ -357,90 +354,6 @@ json worker_bench(const std::vector<Subject*>& subjects, const std::string& sett
 
 // ---- bench from options -------------------------------------------------------------------
 
-namespace {
-
-using protocol::string_field;
-
-/// Measure in a worker process (the same kind of worker as for cases, WorkerProcess):
-/// subjects' infos and the bench section (or an error text). What the library prints is
-/// passed on to our stderr afterwards, so it cannot garble the table on stdout.
-ordered_json measure_in_worker(const AppConfig& cfg, const Settings& s, std::vector<SubjectInfo>& infos) {
-  const unsigned long long limit = memory_limit_mib();
-  WorkerProcess w;
-  std::string err;
-  if (!w.spawn(cfg.worker_command, cfg.subjects, limit, err)) throw std::runtime_error(err);
-  auto after = [](double seconds) {
-    return WorkerProcess::Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-  };
-  auto end_text = [&](bool timed_out) {
-    if (timed_out) w.kill_and_reap();
-    w.close_commands();
-    const int status = w.reap();
-    std::fputs(w.tail().c_str(), stderr);
-    std::string signal;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && !timed_out
-               ? std::string()
-               : death_text(status, &signal, w.max_rss_kib(), limit);
-  };
-  json ev;
-  WorkerProcess::Wait got;
-  std::string kind;
-  const auto load_deadline = after(std::max(cfg.timeout_s, 60.0));
-  do {  // the worker announces its load steps before the hello
-    got = w.next(ev, load_deadline);
-    kind = got == WorkerProcess::Wait::event ? string_field(ev, "event") : std::string();
-  } while (kind == "phase");
-  if (kind == "load_error") throw BadInput{string_field(ev, "message")};
-  if (kind != "hello") {
-    const bool timed_out = got == WorkerProcess::Wait::timeout;
-    const std::string why = end_text(timed_out);
-    throw std::runtime_error(timed_out ? "the bench worker did not finish loading the subjects"
-                                       : "the bench worker died while loading the subjects" +
-                                             (why.empty() ? std::string() : ": " + why));
-  }
-  for (const json& sj : ev.value("subjects", json::array())) infos.push_back(protocol::subject_from_json(sj));
-  // The command carries a fresh nonce that every event about it must echo (docs/protocol.md):
-  // a line the library writes into the event pipe is not believed.
-  const std::string nonce = protocol::make_nonce();
-  w.send("bench " + nonce + " " + settings_to_json(s).dump() + "\n");
-  std::string route = "calibration";
-  for (;;) {
-    // A route may be silent for --timeout beyond ten times its expected length (with fixed
-    // --iterations its length is unknown: then up to 10 minutes).
-    const double expected_s = s.iterations > 0 ? 60.0 : (s.batches + 2) * s.target_batch_ms / 1000.0;
-    std::string line;
-    got = w.next_line(line, after(cfg.timeout_s + 10.0 * expected_s));
-    if (got == WorkerProcess::Wait::event) {
-      ev = json::parse(line, nullptr, false);
-      const std::string k = ev.is_object() ? string_field(ev, "event") : std::string();
-      if ((k != "phase" && k != "bench_result") || string_field(ev, "nonce") != nonce) {
-        w.kill_and_reap();
-        std::fputs(w.tail().c_str(), stderr);
-        ordered_json failed;
-        failed["error"] = fmt::format("worker protocol violated in route {}: it wrote '{}' (not an event of this "
-                                      "bench); the worker was killed and nothing it sent is believed",
-                                      route, line.substr(0, 120));
-        return failed;
-      }
-      if (k == "phase") {
-        route = string_field(ev, "phase");
-        continue;
-      }
-      w.send("quit\n");
-      end_text(false);
-      return ordered_json::parse(ev.value("bench", json::object()).dump());
-    }
-    const bool timed_out = got == WorkerProcess::Wait::timeout;
-    const std::string why = end_text(timed_out);
-    ordered_json failed;
-    failed["error"] = fmt::format("{} in route {}{}", timed_out ? "the bench timed out" : "the bench worker died",
-                                  route, why.empty() ? "" : " (" + why + ")");
-    return failed;
-  }
-}
-
-}  // namespace
-
 ordered_json run_bench(const AppConfig& cfg) {
   Settings s;
   s.iterations = cfg.bench_iterations;
@@ -478,7 +391,21 @@ ordered_json run_bench(const AppConfig& cfg) {
     }
     section = measure(subjects, s);
   } else {
-    section = measure_in_worker(cfg, s, run.subjects);
+    // In a worker the supervisor watches, as the cases run (a route may be silent for
+    // --timeout beyond ten times its expected length; with fixed --iterations its length is
+    // unknown: then up to 10 minutes). Loading may take a minute (a Python package's import).
+    RunOptions o;
+    o.subject_paths = cfg.subjects;
+    o.worker_command = cfg.worker_command;
+    o.loader = cfg.loader;
+    o.subject_kind = cfg.kind;
+    o.timeout_s = std::max(cfg.timeout_s, 60.0);
+    const double expected_s = s.iterations > 0 ? 60.0 : (s.batches + 2) * s.target_batch_ms / 1000.0;
+    try {
+      section = ordered_json::parse(bench_in_worker(o, settings_to_json(s).dump(), cfg.timeout_s + 10.0 * expected_s, run));
+    } catch (const SubjectLoadError& e) {
+      throw BadInput{e.message};
+    }
   }
   run.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
 

@@ -323,6 +323,60 @@ class Supervisor {
     }
   }
 
+  /// The bench (DESIGN §10), served like a case: `bench NONCE SETTINGS`; phase events name the
+  /// route being timed and one bench_result ends it, all echoing the nonce. The worker's bench
+  /// section as JSON text, or {"error": ...} when it died, fell silent for `route_timeout_s`
+  /// or wrote a line that is not this bench's event (then nothing it sent is believed).
+  std::string bench(const std::string& settings_json, double route_timeout_s) {
+    auto failed = [](const std::string& message) { return json{{"error", message}}.dump(); };
+    CaseOutcome lo;
+    if (!worker_ && !start(lo)) return failed("the bench worker could not load the subjects: " + lo.message);
+    const std::string nonce = protocol::make_nonce();
+    worker_->clear_tail();
+    if (!worker_->send("bench " + nonce + " " + settings_json + "\n")) {
+      std::string sig;
+      const std::string why = reap_worker(sig);
+      worker_.reset();
+      return failed("the bench worker died before the bench began (" + why + ")");
+    }
+    std::string route = "calibration";
+    for (;;) {
+      std::string line;
+      const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(route_timeout_s * 1000));
+      const WorkerProcess::Wait w = worker_->next_line(line, deadline);
+      if (w == WorkerProcess::Wait::event) {
+        json ev = json::parse(line, nullptr, false);
+        const std::string kind = ev.is_object() ? event_kind(ev) : std::string();
+        if ((kind != "phase" && kind != "bench_result") || protocol::string_field(ev, "nonce") != nonce) {
+          std::fputs(kill_worker().c_str(), stderr);
+          worker_.reset();
+          return failed(fmt::format("worker protocol violated in route {}: it wrote {} (not an event of this bench); "
+                                    "the worker was killed and nothing it sent is believed",
+                                    route, quote_line(line)));
+        }
+        if (kind == "phase") {
+          route = protocol::string_field(ev, "phase");
+          continue;
+        }
+        std::fputs(worker_->tail().c_str(), stderr);  // what the library printed while timed
+        worker_->clear_tail();
+        retire("after the bench", -1, nullptr);
+        return ev.contains("bench") ? ev["bench"].dump() : json::object().dump();
+      }
+      std::string why;
+      if (w == WorkerProcess::Wait::timeout) {
+        why = fmt::format("the bench timed out in route {} (silent for {:.0f} s)", route, route_timeout_s);
+        std::fputs(kill_worker().c_str(), stderr);
+      } else {
+        std::string sig;
+        why = "the bench worker died in route " + route + " (" + reap_worker(sig) + ")";
+        std::fputs(take_tail().c_str(), stderr);
+      }
+      worker_.reset();
+      return failed(why);
+    }
+  }
+
   bool gave_up() const { return fruitless_ >= kMaxFruitlessWorkers; }
   const std::string& gave_up_reason() const { return gave_up_reason_; }
   const LoadStep& failed_load() const { return failed_load_; }
@@ -568,6 +622,15 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
   run.supervisor_max_rss_kib = own_peak_rss_kib();
   run.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return run;
+}
+
+std::string bench_in_worker(const RunOptions& options, const std::string& settings_json, double route_timeout_s,
+                            RunResult& run) {
+  Supervisor sup(options, run);
+  std::string section = sup.bench(settings_json, route_timeout_s);
+  sup.finish();
+  run.supervisor_max_rss_kib = own_peak_rss_kib();
+  return section;
 }
 
 }  // namespace dlpv

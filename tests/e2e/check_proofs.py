@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
-"""tests/e2e/check_proofs.py: every case is proven (DESIGN §9): for each case id the
-validator lists, at least one mutant in the table must make it end other than `pass`.
-(The mutant tests themselves check that those statuses really occur.)"""
+"""tests/e2e/check_proofs.py: every case is proven (DESIGN §9), and says by what.
+
+For each case the validator lists (`--list --json -`):
+  - some fixture of the proof table given with --proofs makes it end other than pass or skip
+    (the fixture runs themselves check that those statuses really occur);
+  - its declaration names the fixtures that prove it (Declare::proven_by), each of them is in
+    one of the proof tables (tests/proofs/*.tsv), and at least one of them breaks this case
+    there: a declared proof is a claim the tables back.
+Both directions read the tables through tests/proofs/proofs.py."""
 import argparse
 import fnmatch
+import json
+import os
 import shlex
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs"))
+import proofs  # noqa: E402
 
 
 def main():
@@ -15,51 +26,36 @@ def main():
     who.add_argument("--validator")
     who.add_argument("--command", help='command line instead of --validator ("python3 -m validator")')
     ap.add_argument("--only", help="check only case ids matching this glob")
-    src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--proofs", help="a proof table, tests/proofs/*.tsv (FIXTURE, GLOB, STATUS; @arg lines)")
-    src.add_argument("--expectations", help="NAME|GLOB=STATUS,...|ARGS lines (older form)")
+    ap.add_argument("--proofs", required=True, help="the table whose fixtures must break these cases")
     args = ap.parse_args()
     prefix = shlex.split(args.command) if args.command else [args.validator]
-    listing = subprocess.run(prefix + ["--list"], capture_output=True, text=True, check=True)
-    ids = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+    listing = subprocess.run(prefix + ["--list", "--json", "-"], capture_output=True, text=True, check=True)
+    cases = json.loads(listing.stdout)
     if args.only:
-        ids = [cid for cid in ids if fnmatch.fnmatchcase(cid, args.only)]
-    mutants = []  # per mutant, its ordered (glob, status) rules: the first match wins
-    if args.proofs:
-        table = {}
-        for line in open(args.proofs):
-            if not line.strip() or line.startswith("#"):
-                continue
-            name, glob, status = line.rstrip("\n").split("\t")
-            rules, filters = table.setdefault(name, ([], []))
-            if glob == "@arg":
-                if status.startswith("--filter="):
-                    filters.append(status.split("=", 1)[1])
-            elif glob != "-":
-                rules.append((glob, status))
-        mutants = [(name, rules, filters) for name, (rules, filters) in table.items()]
-    for line in open(args.expectations) if args.expectations else []:
-        if not line.strip():
+        cases = [c for c in cases if fnmatch.fnmatchcase(c["id"], args.only)]
+
+    table = proofs.read_table(args.proofs)
+    everything = proofs.read_tables(os.path.join(proofs.HERE, t) for t in proofs.TABLES)
+    problems = []
+    for c in cases:
+        cid = c["id"]
+        if not any(fx.breaks(cid) for fx in table.values()):
+            problems.append(f"UNPROVEN: no fixture in {os.path.basename(args.proofs)} breaks {cid}")
+        declared = c.get("proven_by") or []
+        if not declared:
+            problems.append(f"UNDECLARED: {cid} ({c.get('source', '?')}) names no proving fixture (proven_by)")
             continue
-        name, expect, extra = (line.rstrip("\n").split("|") + [""])[:3]
-        # A mutant run restricted by --filter proves only the cases it actually runs.
-        filters = [a.split("=", 1)[1] for a in extra.split(",") if a.startswith("--filter=")]
-        mutants.append((name, [tuple(item.split("=", 1)) for item in expect.split(",")], filters))
-
-    def caught(cid):
-        for _, rules, filters in mutants:
-            if filters and not any(fnmatch.fnmatchcase(cid, f) for f in filters):
-                continue
-            first = next((s for g, s in rules if fnmatch.fnmatchcase(cid, g)), None)
-            if first not in (None, "pass", "skip"):
-                return True
-        return False
-
-    unproven = [cid for cid in ids if not caught(cid)]
-    for cid in unproven:
-        print("UNPROVEN: no mutant fails", cid)
-    print(f"{len(ids) - len(unproven)} passed, {len(unproven)} failed")
-    return 1 if unproven else 0
+        unknown = [n for n in declared if n not in everything]
+        for n in unknown:
+            problems.append(f"UNKNOWN: {cid} declares proof {n}, which no table in tests/proofs names")
+        known = [n for n in declared if n in everything]
+        if known and not any(everything[n].breaks(cid) for n in known):
+            problems.append(f"WRONG PROOF: {cid} declares {', '.join(known)}, but the tables say none of them "
+                            f"breaks it (tests/proofs/proofs.py breakers '{cid}' --list LISTING names those that do)")
+    for p in problems:
+        print(p)
+    print(f"{len(cases)} cases checked, {len(problems)} problems")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -75,6 +75,14 @@ std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filter
 /// be loaded cleanly (bad input: exit code 2).
 RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases);
 
+/// The bench (DESIGN §10) in a worker the supervisor starts and watches as it does for cases
+/// (spawn, load, nonce-checked events, deaths and hangs): the worker's bench section as JSON
+/// text, or {"error": "..."} when the worker died, hung or broke the protocol. Fills
+/// run.subjects (and run.incidents, e.g. a worker that does not exit cleanly afterwards).
+/// Throws SubjectLoadError when a subject cannot be loaded cleanly.
+std::string bench_in_worker(const RunOptions& options, const std::string& settings_json, double route_timeout_s,
+                            RunResult& run);
+
 /// Run one case in this process (what a worker does per case). Missing capabilities and a
 /// legacy-only subject turn into reasoned skips here.
 CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,

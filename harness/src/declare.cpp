@@ -137,21 +137,22 @@ Declare& Declare::per_sample(bool about_data) {
   return *this;
 }
 
-void Declare::add(CaseInfo info) const {
-  if (info.requirements.empty()) bad_declaration(info.id, "no requirement id");
-  if (!info.body) bad_declaration(info.id, "no body");
-  Registry::instance().add(std::move(info));
+void Declare::run(CaseBody body) {
+  for (CaseInfo& c : records(std::move(body))) Registry::instance().add(std::move(c));
 }
 
-void Declare::run(CaseBody body) {
-  info_.body = std::move(body);
+std::vector<CaseInfo> Declare::records(CaseBody body) const {
+  CaseInfo info = info_;
+  info.body = std::move(body);
+  if (info.requirements.empty()) bad_declaration(info.id, "no requirement id");
+  if (!info.body) bad_declaration(info.id, "no body");
   std::vector<CaseInfo> bases;
   if (per_kind_.empty()) {
-    bases.push_back(info_);
+    bases.push_back(info);
   } else {
-    const bool consumer = info_.role == Role::consumer;
+    const bool consumer = info.role == Role::consumer;
     for (StructKind k : per_kind_) {
-      CaseInfo c = info_;
+      CaseInfo c = info;
       const bool v = k == StructKind::versioned;
       c.id += std::string(".") + to_string(k);
       c.values.kind = k;
@@ -161,11 +162,9 @@ void Declare::run(CaseBody body) {
       bases.push_back(std::move(c));
     }
   }
+  if (!per_sample_) return bases;
+  std::vector<CaseInfo> out;
   for (CaseInfo& base : bases) {
-    if (!per_sample_) {
-      add(base);
-      continue;
-    }
     // The rule on float32 3x4 keeps the bare id; each sample inserts its name before the kind.
     const std::string suffix = per_kind_.empty() ? "" : "." + std::string(to_string(*base.values.kind));
     base.values.dtype = dtype_from_name("float32");
@@ -175,18 +174,19 @@ void Declare::run(CaseBody body) {
     for (const Sample& s : rule_samples()) {
       if (about_data_ && !s.has_data) continue;
       CaseInfo c = base;
-      c.id = info_.id + "." + s.name + suffix;
+      c.id = info.id + "." + s.name + suffix;
       const auto shape = shape_named(s.shape);
-      c.title = fmt::format("{} ({} {})", info_.title, s.dtype,
+      c.title = fmt::format("{} ({} {})", info.title, s.dtype,
                             shape_text(shape.data(), static_cast<int32_t>(shape.size())));
       c.values.dtype = dtype_from_name(s.dtype);
       c.params["dtype"] = s.dtype;
       c.values.shape = s.shape;
       c.params["shape"] = s.shape;
-      add(std::move(c));
+      out.push_back(std::move(c));
     }
-    add(std::move(base));
+    out.push_back(std::move(base));
   }
+  return out;
 }
 
 }  // namespace dlpv

@@ -106,9 +106,10 @@ class Declare {
 
   /// Registers the case(s) with `body`.
   void run(CaseBody body);
+  /// The record(s) run() would register, without registering them (tests).
+  std::vector<CaseInfo> records(CaseBody body) const;
 
  private:
-  void add(CaseInfo info) const;
   CaseInfo info_;
   std::vector<StructKind> per_kind_;
   bool per_sample_ = false;

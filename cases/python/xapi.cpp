@@ -1,11 +1,11 @@
-// cases/python/xapi.cpp: the C exchange API through Python. Producer side: the
+// cases/python/xapi.cpp: python.xapi.*: the C exchange API through Python. Producer side: the
 // package's own __dlpack_c_exchange_api__ (XAPI-01/02/03/10/12/14/18). Consumer side: the
 // package's from_dlpack fed by probe types carrying instrumented tables (XAPI-07/09/11/19),
 // with a metaclass counting type-level lookups (checklist T-FAKE).
 // SPDX-License-Identifier: Apache-2.0
 #include <pybind11/eval.h>
 
-#include "support/py_helpers.hpp"
+#include "python/support/py_helpers.hpp"
 
 namespace dlpv::py_shim {
 namespace {
@@ -60,6 +60,14 @@ void type_attribute(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.type_attribute",
+          "__dlpack_c_exchange_api__ (optional) is a class attribute, the same object from instances")
+      .must({"XAPI-02", "XAPI-01"}).python()
+      .proven_by({"xapi_on_instance"})
+      .run(type_attribute);
+}
+
 void capsule_form(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     py::object x = ps.make(kShape, kF32);
@@ -84,6 +92,13 @@ void capsule_form(CaseContext& ctx) {
               "capsule 'dlpack_exchange_api'",
               capsule_name(a).empty() ? py::repr(a).cast<std::string>() : "capsule '" + capsule_name(a) + "'");
   });
+}
+
+DLPV_CASES {
+  Declare("python.xapi.capsule", "__dlpack_c_exchange_api__ is a non-NULL capsule named 'dlpack_exchange_api'")
+      .must({"XAPI-03"}).python()
+      .proven_by({"xapi_int_v12"})
+      .run(capsule_form);
 }
 
 struct Fields {
@@ -245,6 +260,14 @@ void from_py_object(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.from_py_object",
+          "managed_tensor_from_py_object_no_sync matches __dlpack__ and refuses with BufferError")
+      .must({"XAPI-10"}).python()
+      .proven_by({"xapi_from_disagrees", "xapi_producer_functions"})
+      .run(from_py_object);
+}
+
 // XAPI-15 on CUDA: current_work_stream(kDLCUDA, 0) is the stream the library computes on,
 // the one its adapter names (current_stream(), as for STRM-07).
 void current_work_stream_cuda(CaseContext& ctx) {
@@ -263,8 +286,23 @@ void current_work_stream_cuda(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.current_work_stream.cuda",
+          "current_work_stream(kDLCUDA, 0) is the library's current CUDA stream")
+      .must({"XAPI-15"}).python()
+      .proven_by({"xapi_stream_null"})
+      .run(current_work_stream_cuda);
+}
+
 void agrees_with_dlpack(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) { compare_routes(ctx, ps, "XAPI-18", false); });
+}
+
+DLPV_CASES {
+  Declare("python.xapi.agrees_with_dlpack", "exchange-API and __dlpack__ exports agree field by field")
+      .should({"XAPI-18"}).python()
+      .proven_by({"xapi_from_disagrees"})
+      .run(agrees_with_dlpack);
 }
 
 void dltensor_from_py_object(CaseContext& ctx) {
@@ -311,6 +349,14 @@ void dltensor_from_py_object(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.dltensor_from_py_object",
+          "dltensor_from_py_object_no_sync fills a non-owning DLTensor without allocating")
+      .must({"XAPI-12"}).python()
+      .proven_by({"xapi_producer_functions"})
+      .run(dltensor_from_py_object);
+}
+
 void to_py_object(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     py::object x = ps.make(kShape, kF32);
@@ -354,6 +400,14 @@ void to_py_object(CaseContext& ctx) {
               fmt::format("{} call(s)", made->deleter_calls()));
     if (made->deleter_calls() == 0) (void)made.release();
   });
+}
+
+DLPV_CASES {
+  Declare("python.xapi.to_py_object",
+          "managed_tensor_to_py_object_no_sync takes ownership: deleter once when the object dies")
+      .must({"XAPI-14"}).python()
+      .proven_by({"xapi_producer_functions"})
+      .run(to_py_object);
 }
 
 // ---- consumer side: instrumented tables -----------------------------------------------------
@@ -548,6 +602,14 @@ void consumer_major_check(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.consumer.major_check",
+          "the consumer never calls a major-2 table and walks prev_api to major 1")
+      .must({"XAPI-07"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_xapi_no_major_check"})
+      .run(consumer_major_check);
+}
+
 void consumer_null_optional(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     require_exchange_consumer(ctx, ps);
@@ -557,6 +619,13 @@ void consumer_null_optional(CaseContext& ctx) {
               f.result.what());
     f.settle(ctx);
   });
+}
+
+DLPV_CASES {
+  Declare("python.xapi.consumer.null_optional", "a NULL dltensor_from_py_object_no_sync does not crash the consumer")
+      .should({"XAPI-09"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_xapi_no_null_check"})
+      .run(consumer_null_optional);
 }
 
 void consumer_owns(CaseContext& ctx) {
@@ -582,6 +651,13 @@ void consumer_owns(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.consumer.owns", "the consumer deletes a table-exported tensor exactly once, after release")
+      .must({"XAPI-11"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_xapi_ownership_lookup"})
+      .run(consumer_owns);
+}
+
 void consumer_type_lookup(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     require_exchange_consumer(ctx, ps);
@@ -594,43 +670,12 @@ void consumer_type_lookup(CaseContext& ctx) {
   });
 }
 
+DLPV_CASES {
+  Declare("python.xapi.consumer.type_lookup", "the consumer looks the table up on the type")
+      .should({"XAPI-19"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_xapi_ownership_lookup"})
+      .run(consumer_type_lookup);
+}
+
 }  // namespace
 }  // namespace dlpv::py_shim
-
-DLPV_CASE_UNIT(python_xapi) {
-  using namespace dlpv;
-  using namespace dlpv::py_shim;
-  const Severity M = Severity::must, S = Severity::should;
-  const std::vector<std::string> I = {"import_legacy"};
-  add_python_case(reg, "python.xapi.type_attribute",
-                  "__dlpack_c_exchange_api__ (optional) is a class attribute, the same object from instances",
-                  {"XAPI-02", "XAPI-01"}, M, type_attribute);
-  add_python_case(reg, "python.xapi.current_work_stream.cuda",
-                  "current_work_stream(kDLCUDA, 0) is the library's current CUDA stream", {"XAPI-15"}, M,
-                  current_work_stream_cuda);
-  add_python_case(reg, "python.xapi.capsule",
-                  "__dlpack_c_exchange_api__ is a non-NULL capsule named 'dlpack_exchange_api'", {"XAPI-03"}, M,
-                  capsule_form);
-  add_python_case(reg, "python.xapi.from_py_object",
-                  "managed_tensor_from_py_object_no_sync matches __dlpack__ and refuses with BufferError",
-                  {"XAPI-10"}, M, from_py_object);
-  add_python_case(reg, "python.xapi.dltensor_from_py_object",
-                  "dltensor_from_py_object_no_sync fills a non-owning DLTensor without allocating", {"XAPI-12"}, M,
-                  dltensor_from_py_object);
-  add_python_case(reg, "python.xapi.to_py_object",
-                  "managed_tensor_to_py_object_no_sync takes ownership: deleter once when the object dies",
-                  {"XAPI-14"}, M, to_py_object);
-  add_python_case(reg, "python.xapi.agrees_with_dlpack", "exchange-API and __dlpack__ exports agree field by field",
-                  {"XAPI-18"}, S, agrees_with_dlpack);
-  add_python_case(reg, "python.xapi.consumer.major_check",
-                  "the consumer never calls a major-2 table and walks prev_api to major 1", {"XAPI-07"}, M,
-                  consumer_major_check, I);
-  add_python_case(reg, "python.xapi.consumer.null_optional",
-                  "a NULL dltensor_from_py_object_no_sync does not crash the consumer", {"XAPI-09"}, S,
-                  consumer_null_optional, I);
-  add_python_case(reg, "python.xapi.consumer.owns",
-                  "the consumer deletes a table-exported tensor exactly once, after release", {"XAPI-11"}, M,
-                  consumer_owns, I);
-  add_python_case(reg, "python.xapi.consumer.type_lookup", "the consumer looks the table up on the type",
-                  {"XAPI-19"}, S, consumer_type_lookup, I);
-}

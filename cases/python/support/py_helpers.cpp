@@ -98,21 +98,6 @@ std::optional<uintptr_t> library_address(py::handle x) {
   return std::nullopt;
 }
 
-void add_python_case(Registry& reg, std::string id, std::string title, std::vector<std::string> reqs,
-                     Severity sev, void (*fn)(CaseContext&), std::vector<std::string> needs) {
-  CaseInfo c;
-  c.id = std::move(id);
-  c.title = std::move(title);
-  c.requirements = std::move(reqs);
-  c.severity = sev;
-  c.role = Role::python_protocol;
-  c.params = {{"device", "cpu:0"}};
-  c.needs = std::move(needs);
-  c.kinds = {"python"};
-  c.body = fn;
-  reg.add(std::move(c));
-}
-
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {
   py::object a = ps.adapter();
   if (!py::hasattr(a, "current_stream"))

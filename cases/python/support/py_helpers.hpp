@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <dlpack_validate/declare.hpp>
+
 #include "probe.hpp"
 #include "python_subject.hpp"
 
@@ -90,10 +92,5 @@ std::optional<uintptr_t> library_address(py::handle x);
 /// The CUDA stream (device 0) the package computes on, from the adapter's optional
 /// current_stream(); skips the case when the adapter or the machine cannot name one.
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps);
-
-/// Register a Python-protocol case (kinds = {"python"}, role python_protocol).
-void add_python_case(Registry& reg, std::string id, std::string title,
-                     std::vector<std::string> reqs, Severity sev, void (*fn)(CaseContext&),
-                     std::vector<std::string> needs = {});
 
 }  // namespace dlpv::py_shim

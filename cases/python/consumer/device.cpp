@@ -1,0 +1,154 @@
+// cases/python/consumer/device.cpp: python.consumer.device.*: devices: an unusable device is
+// refused with BufferError (DEV-04), the import stays on the producer's device (DEV-07),
+// device=cpu brings a CUDA array's values to the host (DEV-08), __dlpack_device__ is asked
+// before a stream is passed (DEV-09).
+// SPDX-License-Identifier: Apache-2.0
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "python/support/py_consumer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+std::optional<std::pair<int, int>> device_of(py::handle array) {
+  try {
+    py::tuple d = array.attr("__dlpack_device__")();
+    return std::pair<int, int>{py::int_(d[0]).cast<int>(), py::int_(d[1]).cast<int>()};
+  } catch (py::error_already_set&) {
+  } catch (const py::cast_error&) {
+  }
+  return std::nullopt;
+}
+
+void device_foreign(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    MadeSpec spec;
+    spec.device = DLDevice{kDLVulkan, 0};  // a label only: the memory is host memory
+    Feed f = feed(ctx, ps, spec, speaks_versioned(ps));
+    if (!f.result.raised) {
+      auto d = device_of(f.result.value);
+      ctx.check(false, "DEV-04", "a tensor on kDLVulkan is refused by a consumer that cannot use it", "BufferError",
+                "imported it" + (d ? fmt::format(" as device ({}, {})", d->first, d->second) : std::string()));
+    } else if (f.result.is("TypeError")) {
+      ctx.check(false, "DEV-04", "an unusable device is refused with BufferError (TypeError is the pre-1.0 guidance)",
+                "BufferError", f.result.text);
+    } else {
+      ctx.check(f.result.is("BufferError"), "DEV-04", "an unusable device (kDLVulkan) is refused with BufferError",
+                "BufferError", f.result.text);
+    }
+    f.settle(ctx);
+    check_deleted_once(ctx, f, "DEL-08", "the refused tensor is deleted exactly once");
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.device.foreign", "a kDLVulkan tensor is refused with BufferError and deleted once")
+      .should({"DEV-04", "DEL-08"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_deletes_on_refusal"})
+      .run(device_foreign);
+}
+
+void device_same(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    Feed f = feed_plain(ctx, ps);
+    if (!ctx.check(!f.result.raised, "DEV-07", "a CPU tensor is imported", "an array", f.result.what())) return;
+    auto d = device_of(f.result.value);
+    if (!d) ctx.skip("the imported array has no __dlpack_device__ to say where it lives");
+    ctx.check(*d == std::pair<int, int>{kDLCPU, 0}, "DEV-07", "from_dlpack(x) with device=None stays on x's device",
+              "(1, 0)", fmt::format("({}, {})", d->first, d->second));
+    f.settle(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.device.same", "the imported array lives on the producer's device")
+      .must({"DEV-07"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_result_flags"})
+      .run(device_same);
+}
+
+void device_query_first(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    int with_stream = 0;
+    for (DLDevice dev : {DLDevice{kDLCPU, 0}, DLDevice{kDLCUDA, 0}, DLDevice{kDLROCM, 0}}) {
+      Feed f = stream_feed(ctx, ps, dev);
+      bool queried = false;
+      for (auto call : f.p().calls()) {
+        py::tuple t = py::reinterpret_borrow<py::tuple>(call);
+        const std::string name = py::str(t[0]);
+        if (name == "__dlpack_device__") queried = true;
+        if (name != "__dlpack__") continue;
+        py::dict kw = py::reinterpret_borrow<py::dict>(t[1]);
+        if (!kw.contains("stream") || kw["stream"].is_none()) continue;
+        ++with_stream;
+        ctx.check(queried, "DEV-09",
+                  fmt::format("a stream is passed to a {} producer only after asking __dlpack_device__", device_name(dev)),
+                  "__dlpack_device__ first", calls_text(f.p()));
+      }
+      f.settle(ctx);
+    }
+    if (with_stream == 0) ctx.check(true, "DEV-09", "no stream was passed without knowing the device (none was passed at all)");
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.device.query_first", "__dlpack_device__ is called before a stream is passed to __dlpack__")
+      .should({"DEV-09"}).python()
+      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_device_query_late"})
+      .run(device_query_first);
+}
+
+// DEV-08: from_dlpack(x, device=<cpu>) of a device array yields host data: the consumer asks
+// the producer for a host copy (dl_device=(kDLCPU, 0)) or copies itself; a library that cannot
+// at all raises BufferError. The probe's CUDA-labelled tensor holds bytes that are not the
+// values (without a GPU a CPU consumer cannot legitimately read that memory): only the host
+// copy, or a real device-to-host copy, holds the pattern.
+void device_cpu(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const bool v = speaks_versioned(ps);
+    py::object a = ps.adapter();
+    py::object cpu = py::hasattr(a, "cpu_device") ? a.attr("cpu_device")() : py::str("cpu");
+    MadeSpec spec, host;
+    spec.device = DLDevice{kDLCUDA, 0};
+    host.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+    auto copy = MadeTensor::make(host, v);
+    py::dict kw;
+    kw["device"] = cpu;
+    Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+      c.host_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
+      c.host_versioned = v;
+      const DLTensor& t = v ? static_cast<DLManagedTensorVersioned*>(c.managed)->dl_tensor
+                            : static_cast<DLManagedTensor*>(c.managed)->dl_tensor;
+      std::memset(static_cast<char*>(t.data) + t.byte_offset, 0xA5, copy->expected().size());
+    });
+    f.copy = std::move(copy);
+    if (f.result.is("TypeError") && f.p().dlpack_calls() == 0)
+      ctx.skip("from_dlpack does not accept device= (" + f.result.text +
+               "): a pre-2023.12 from_dlpack(x, /) signature");
+    const std::string calls = calls_text(f.p());
+    if (f.result.raised) {
+      ctx.check(f.result.is("BufferError"), "DEV-08",
+                "a consumer that cannot bring a device array to the CPU refuses with BufferError", "BufferError",
+                f.result.text + " after " + calls);
+    } else {
+      const std::string diff = values_differ(ps, f.result.value, *f.made);
+      ctx.check(diff.empty(), "DEV-08",
+                "from_dlpack(x, device=cpu) of a CUDA array holds the array's values in host memory (from a "
+                "dl_device=(1, 0) copy or the consumer's own device-to-host copy)",
+                "the pattern", diff + " (calls: " + calls + ")");
+    }
+    f.settle(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.device.to_cpu", "from_dlpack(x, device=cpu) of a CUDA array yields its values on the host")
+      .must({"DEV-08"}).python()
+      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_device_cpu_wraps"})
+      .run(device_cpu);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

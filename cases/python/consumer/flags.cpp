@@ -1,0 +1,36 @@
+// cases/python/consumer/flags.cpp: python.consumer.flags.*: a READ_ONLY tensor imports as a
+// read-only array (FLAG-04).
+// SPDX-License-Identifier: Apache-2.0
+#include "python/support/py_consumer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+void read_only_flag(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    if (!speaks_versioned(ps)) ctx.skip(legacy_reason(ps) + " (legacy capsules carry no flags)");
+    MadeSpec spec = home_spec(ps);
+    spec.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    Feed f = feed(ctx, ps, spec, true);
+    if (ctx.check(!f.result.raised, "FLAG-04", "a READ_ONLY tensor is imported (not refused)", "an array",
+                  f.result.what())) {
+      py::object w = ps.adapter().attr("is_writable")(f.result.value);
+      if (w.is_none())
+        ctx.check_as(Severity::may, true, "FLAG-04", "the library has no read-only arrays (the flag is ignored)");
+      else
+        ctx.check(!w.cast<bool>(), "FLAG-04", "the imported array of a READ_ONLY tensor is read-only", "read-only",
+                  "writable");
+    }
+    f.settle(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.flags.read_only", "a READ_ONLY tensor imports as a read-only array")
+      .should({"FLAG-04"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_result_flags"})
+      .run(read_only_flag);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

@@ -1,0 +1,208 @@
+// cases/python/consumer/kw.cpp: python.consumer.kw.*: from_dlpack's keywords: copy= (KW-07,
+// SEM-02) and its forwarding with device= as dl_device= (KW-08), zero-copy by default (KW-09),
+// any object with __dlpack__/__dlpack_device__ imports (KW-10, XAPI-22).
+// SPDX-License-Identifier: Apache-2.0
+#include <cstring>
+
+#include <pybind11/eval.h>
+
+#include "python/support/py_consumer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+// from_dlpack(probe, copy=True), the probe handing out a separate copy (flagged IS_COPIED
+// when versioned) for copy=True; skips when from_dlpack takes no copy=.
+Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v) {
+  MadeSpec spec = home_spec(ps), copied = home_spec(ps);
+  copied.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+  auto copy = MadeTensor::make(copied, v);
+  py::dict kw;
+  kw["copy"] = true;
+  Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+    c.copy_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
+    c.copy_versioned = v;
+  });
+  f.copy = std::move(copy);
+  skip_if_no_copy_keyword(ctx, f);
+  return f;
+}
+
+void copy_keyword(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const bool v = speaks_versioned(ps);
+    {
+      Feed f = feed_copy_true(ctx, ps, v);
+      if (!ctx.check(!f.result.raised, "KW-07", "from_dlpack(copy=True) of a CPU tensor succeeds", "an array",
+                     f.result.what()))
+        return;
+      auto addr = library_address(f.result.value);
+      if (!addr) ctx.skip("the imported array exposes no address (__array_interface__ / data_ptr())");
+      const size_t nbytes = f.made->expected().size();
+      const uintptr_t src = f.source_address();
+      const bool overlaps = *addr < src + nbytes && src < *addr + nbytes;
+      ctx.check(!overlaps, "KW-07", "from_dlpack(copy=True) never aliases the producer's memory",
+                fmt::format("memory disjoint from {:#x}", src), fmt::format("{:#x}", *addr));
+      const std::string diff = values_differ(ps, f.result.value, *f.made);
+      ctx.check(diff.empty(), "KW-07", "the copy holds the producer's values", "the pattern", diff);
+      // SEM-02: writing into the copy leaves the source alone.
+      py::object w = ps.adapter().attr("is_writable")(f.result.value);
+      // (A consumer that copied and released the source at once leaves no source to compare.)
+      if (!overlaps && !w.is_none() && w.cast<bool>() && nbytes > 0 && ps.home_device().device_type == kDLCPU &&
+          f.made->deleter_calls() == 0) {
+        std::memset(reinterpret_cast<void*>(*addr), 0x5A, nbytes);
+        std::vector<uint8_t> now;
+        std::string why;
+        const bool read = gather_elements(f.tensor(), now, why);
+        ctx.check_as(Severity::should, read && now == f.made->expected(), "SEM-02",
+                     "mutating a copy=True result leaves the source unchanged", "source intact",
+                     read ? "source changed" : why);
+      }
+      f.settle(ctx);
+      check_deleted_once(ctx, f, "DEL-02", "the source tensor is deleted exactly once");
+    }
+    {
+      MadeSpec spec = home_spec(ps);
+      py::dict kw;
+      kw["copy"] = false;
+      Feed f = feed(ctx, ps, spec, v, kw);
+      if (f.result.raised) {
+        ctx.check_as(Severity::should, f.result.is("BufferError"), "KW-07",
+                     "from_dlpack(copy=False) that does not alias refuses with BufferError", "BufferError",
+                     f.result.text);
+      } else {
+        auto addr = library_address(f.result.value);
+        if (addr)
+          ctx.check(*addr == f.source_address(), "KW-07", "from_dlpack(copy=False) aliases the producer's memory",
+                    fmt::format("{:#x}", f.source_address()), fmt::format("{:#x}", *addr));
+      }
+      f.settle(ctx);
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.kw.copy",
+          "from_dlpack(copy=True) never aliases (and may be mutated); copy=False aliases or raises")
+      .must({"KW-07", "SEM-02", "DEL-02"}).python()
+      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_copy_ignored"})
+      .run(copy_keyword);
+}
+
+// KW-08 (SHOULD, derived): the array API puts copies on the producer (__dlpack__, copy: "If
+// True, the function must always copy (performed by the producer ...)"), so from_dlpack
+// forwards copy= and the target device (as dl_device=) to __dlpack__.
+void forwards_keywords(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const bool v = speaks_versioned(ps);
+    {
+      Feed f = feed_copy_true(ctx, ps, v);
+      py::object first = first_dlpack_kwargs(f.p());
+      const bool forwarded = !first.is_none() && py::dict(first).contains("copy") &&
+                             py::dict(first)["copy"].ptr() == Py_True;
+      ctx.check(forwarded, "KW-08", "from_dlpack(copy=True) forwards copy=True to __dlpack__ (the producer copies)",
+                "copy=True in the __dlpack__ call", calls_text(f.p()));
+      f.settle(ctx);
+    }
+    py::object a = ps.adapter();
+    py::dict kw;
+    kw["device"] = py::hasattr(a, "cpu_device") ? a.attr("cpu_device")() : py::str("cpu");
+    Feed f = feed(ctx, ps, home_spec(ps), v, kw);
+    if (f.result.is("TypeError") && f.p().dlpack_calls() == 0) {
+      ctx.note("from_dlpack takes no device= (" + f.result.text + "): dl_device forwarding not observable");
+      f.settle(ctx);
+      return;
+    }
+    py::object first = first_dlpack_kwargs(f.p());
+    bool forwarded = false;
+    if (!first.is_none() && py::dict(first).contains("dl_device")) {
+      try {
+        forwarded = py::dict(first)["dl_device"].cast<std::pair<int, int>>() == std::pair<int, int>{kDLCPU, 0};
+      } catch (...) {
+      }
+    }
+    ctx.check(forwarded, "KW-08", "from_dlpack(device=cpu) forwards the target as dl_device=(1, 0) to __dlpack__",
+              "dl_device=(1, 0) in the __dlpack__ call", calls_text(f.p()));
+    f.settle(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.kw.forwards_copy",
+          "from_dlpack forwards copy=True as copy= and device=cpu as dl_device= to __dlpack__")
+      .should({"KW-08"}).python()
+      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_copy_not_forwarded"})
+      .run(forwards_keywords);
+}
+
+void zero_copy(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    Feed f = feed_plain(ctx, ps);
+    if (!ctx.check(!f.result.raised, "KW-09", "a float32 CPU tensor is imported", "an array", f.result.what())) return;
+    auto addr = library_address(f.result.value);
+    if (!addr) ctx.skip("the imported array exposes no address (__array_interface__ / data_ptr())");
+    ctx.check(*addr == f.source_address(), "KW-09", "the default import is zero-copy (a view of the producer's memory)",
+              fmt::format("{:#x}", f.source_address()), fmt::format("{:#x}", *addr));
+    f.settle(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.kw.zero_copy", "the default import is a view of the producer's memory")
+      .must({"KW-09"}).python()
+      .needs({"import_legacy"}).proven_by({"consumer_always_copies"})
+      .run(zero_copy);
+}
+
+void any_object(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    // A plain Python class (no exchange-API attribute) forwarding to a probe.
+    py::dict ns;
+    py::exec(R"(
+class MinimalProducer:
+    def __init__(self, inner):
+        self._inner = inner
+    def __dlpack__(self, **kwargs):
+        return self._inner.__dlpack__(**kwargs)
+    def __dlpack_device__(self):
+        return self._inner.__dlpack_device__()
+)", ns);
+    const bool v = speaks_versioned(ps);
+    MadeSpec spec = home_spec(ps);
+    auto made = MadeTensor::make(spec, v);
+    ProbeConfig cfg;
+    cfg.managed = v ? static_cast<void*>(made->versioned()) : static_cast<void*>(made->legacy());
+    cfg.versioned = v;
+    cfg.capsule_name = v ? kVersionedName : kLegacyName;
+    cfg.destructor_deletes = true;
+    py::object probe = make_probe(cfg);
+    py::object obj = ns["MinimalProducer"](probe);
+    ctx.phase("import");
+    Call c = attempt([&] { return ps.from_dlpack(obj); });
+    if (ctx.check(!c.raised, "KW-10", "an instance of a plain Python class with __dlpack__/__dlpack_device__ imports",
+                  "an array", c.what())) {
+      ctx.check_as(Severity::should, true, "XAPI-22", "a type without __dlpack_c_exchange_api__ imports through __dlpack__");
+      const std::string diff = values_differ(ps, c.value, *made);
+      ctx.check(diff.empty(), "KW-10", "... with the right values", "the pattern", diff);
+    } else {
+      ctx.check_as(Severity::should, false, "XAPI-22", "a type without __dlpack_c_exchange_api__ imports", "an array",
+                   c.what());
+    }
+    c.value = py::none();
+    obj = py::none();
+    probe = py::none();
+    gc_collect(ctx);
+    if (made->deleter_calls() == 0) (void)made.release();
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.kw.any_object",
+          "any object with __dlpack__ and __dlpack_device__ imports (no exchange API needed)")
+      .must({"KW-10", "XAPI-22"}).python()
+      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_rejects_python_classes"})
+      .run(any_object);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

@@ -1,0 +1,95 @@
+// cases/python/device.cpp: python.device.*: __dlpack_device__ matches the capsule (DEV-01,
+// KW-11); dl_device=(1, 0) exports to host memory (DEV-05), a dl_device it cannot serve raises
+// BufferError (DEV-06).
+// SPDX-License-Identifier: Apache-2.0
+#include "python/support/py_producer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+void device_matches(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    Call d = attempt([&] { return x.attr("__dlpack_device__")(); });
+    if (!ctx.check(!d.raised, "KW-11", "__dlpack_device__() takes no arguments besides self", "a result", d.what()))
+      return;
+    int dt = -1, id = -1;
+    bool shaped = false;
+    try {
+      py::tuple t = d.value.cast<py::tuple>();
+      if (t.size() == 2) {
+        dt = py::int_(t[0]).cast<int>();  // IntEnum members convert too (A19)
+        id = py::int_(t[1]).cast<int>();
+        shaped = true;
+      }
+    } catch (...) {
+    }
+    ctx.check(shaped, "DEV-01", "__dlpack_device__() returns a 2-tuple of integers", "(device_type, device_id)",
+              py::repr(d.value).cast<std::string>());
+    Call c = call_dlpack(x, newest_kwargs(ps));
+    void* p = capsule_pointer(c.value);
+    if (!p || !shaped) return;
+    const DLDevice dev = capsule_name(c.value) == kVersionedName
+                             ? static_cast<DLManagedTensorVersioned*>(p)->dl_tensor.device
+                             : static_cast<DLManagedTensor*>(p)->dl_tensor.device;
+    ctx.check(dev.device_type == dt && dev.device_id == id, "DEV-01",
+              "__dlpack_device__() equals the exported tensor's device", fmt::format("({}, {})", dt, id),
+              fmt::format("({}, {})", static_cast<int>(dev.device_type), dev.device_id));
+  });
+}
+
+DLPV_CASES {
+  Declare("python.device.matches_capsule", "__dlpack_device__() is a 2-tuple equal to the capsule's device")
+      .must({"DEV-01", "KW-11"}).python()
+      .proven_by({"device_id_wrong"})
+      .run(device_matches);
+}
+
+void dl_device_cpu(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    py::dict kw = kw_max(1, 3);
+    kw["dl_device"] = py::make_tuple(1, 0);
+    Call c = call_dlpack(x, kw);
+    void* p = capsule_name(c.value) == kVersionedName ? capsule_pointer(c.value) : nullptr;
+    const DLDevice dev = p ? static_cast<DLManagedTensorVersioned*>(p)->dl_tensor.device : DLDevice{};
+    ctx.check(p && dev.device_type == kDLCPU, "DEV-05",
+              "__dlpack__(dl_device=(1, 0)) exports to host memory", "a capsule on (1, 0)",
+              p ? device_name(dev) : c.what());
+  });
+}
+
+DLPV_CASES {
+  Declare("python.device.dl_device_cpu", "dl_device=(1, 0) exports to host memory")
+      .must({"DEV-05"}).python()
+      .needs({"export_versioned"}).proven_by({"no_dl_device_kw"})
+      .run(dl_device_cpu);
+}
+
+void dl_device_unserveable(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    for (auto dev : {std::pair<int, int>{7, 0}, {2, 999}}) {
+      py::dict kw = kw_max(1, 3);
+      kw["dl_device"] = py::make_tuple(dev.first, dev.second);
+      Call c = call_dlpack(x, kw);
+      const std::string what = fmt::format("dl_device=({}, {})", dev.first, dev.second);
+      // The array API (__dlpack__, dl_device): "If the device type cannot be handled by the
+      // producer, this function must raise BufferError."
+      if (!ctx.check(c.raised, "DEV-06", what + " that the producer cannot serve is refused", "BufferError", c.what()))
+        continue;
+      ctx.check(c.is("BufferError"), "DEV-06", what + " that the producer cannot serve must raise BufferError",
+                "BufferError", c.text);
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.device.dl_device_unserveable", "a dl_device the producer cannot serve raises BufferError")
+      .must({"DEV-06"}).python()
+      .needs({"export_versioned"}).proven_by({"dl_device_ignored"})
+      .run(dl_device_unserveable);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

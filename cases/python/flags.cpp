@@ -1,0 +1,29 @@
+// cases/python/flags.cpp: python.flags.*: a read-only array is exported with READ_ONLY
+// (FLAG-02).
+// SPDX-License-Identifier: Apache-2.0
+#include "python/support/py_producer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+void read_only(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32, "contiguous", true);
+    Call c = call_dlpack(x, kw_max(1, 3));
+    uint64_t flags = 0;
+    if (!capsule_address(c.value, &flags) || capsule_name(c.value) != kVersionedName)
+      ctx.harness_error("__dlpack__(max_version=(1, 3)) of a read-only array " + c.what());
+    ctx.check((flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+              "a read-only array is exported with READ_ONLY set", "bit 0 set", fmt::format("flags = {:#x}", flags));
+  });
+}
+
+DLPV_CASES {
+  Declare("python.flags.read_only", "a read-only array is exported with READ_ONLY")
+      .should({"FLAG-02"}).python()
+      .needs({"export_versioned"}).proven_by({"no_read_only_flag"})
+      .run(read_only);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

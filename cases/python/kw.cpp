@@ -1,0 +1,227 @@
+// cases/python/kw.cpp: python.kw.*: __dlpack__'s keywords: well-formed max_version never raises
+// TypeError (VER-09), the 2023.12 keywords are accepted (KW-01), malformed ones raise (ERR-02,
+// KW-02), copy=True/False/None (KW-03/04/05/09, FLAG-05/06).
+// SPDX-License-Identifier: Apache-2.0
+#include "python/support/py_producer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+void type_error_free(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    for (auto [ma, mi] : {std::pair<uint32_t, uint32_t>{1, 0}, {1, 3}, {2, 0}, {0, 8}}) {
+      Call c = call_dlpack(x, kw_max(ma, mi));
+      ctx.check(!c.is("TypeError"), "VER-09",
+                fmt::format("a well-formed max_version=({}, {}) never raises TypeError (consumers "
+                            "read TypeError as 'legacy producer')", ma, mi),
+                "a capsule or BufferError", c.what());
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.max_version.type_error_free", "well-formed max_version tuples never raise TypeError")
+      .should({"VER-09"}).python()
+      .needs({"export_versioned"}).proven_by({"major2_type_error"})
+      .run(type_error_free);
+}
+
+void keywords_accepted(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    // A producer that speaks the versioned protocol claims the 2023.12 signature: MUST.
+    const Severity sev = ps.facts().producer_versioned ? Severity::must : Severity::should;
+    const std::pair<const char*, py::object> kws[] = {
+        {"stream", py::none()}, {"max_version", py::make_tuple(1, 0)},
+        {"dl_device", py::make_tuple(1, 0)}, {"copy", py::none()}};
+    for (const auto& [key, value] : kws) {
+      py::dict kw;
+      kw[key] = value;
+      if (std::string(key) != "max_version" && ps.facts().producer_versioned) kw["max_version"] = py::make_tuple(1, 0);
+      Call c = call_dlpack(x, kw);
+      ctx.check_as(sev, !c.is("TypeError"), "KW-01",
+                   fmt::format("__dlpack__ accepts the keyword-only argument {}=", key),
+                   "no TypeError", c.what());
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.keywords_accepted", "__dlpack__ accepts stream, max_version, dl_device and copy (2023.12)")
+      .should({"KW-01"}).python()
+      .proven_by({"no_dl_device_kw"})
+      .run(keywords_accepted);
+}
+
+void invalid_arguments(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    const std::pair<const char*, py::object> bad[] = {
+        {"max_version", py::str("x")}, {"stream", py::str("x")}};
+    for (const auto& [key, value] : bad) {
+      py::dict kw;
+      kw[key] = value;
+      Call c = call_dlpack(x, kw);
+      ctx.check(c.raised, "ERR-02", fmt::format("__dlpack__({}='x') is refused with an exception", key),
+                "an exception (TypeError/ValueError)", c.what());
+      if (c.is("BufferError"))
+        ctx.note(fmt::format("{}='x' raised BufferError (ERR-02 prefers another type; INFO)", key));
+    }
+    for (py::object mv : {py::object(py::make_tuple(1, 0, 0)), py::object(py::list(py::make_tuple(1, 0)))}) {
+      py::dict kw;
+      kw["max_version"] = mv;
+      Call c = call_dlpack(x, kw);
+      ctx.check_as(Severity::may, true, "KW-02",
+                   fmt::format("max_version={}: {}", py::repr(mv).cast<std::string>(), c.what()));
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.invalid_arguments", "malformed stream/max_version values raise an exception")
+      .should({"ERR-02", "KW-02"}).python()
+      .proven_by({"accepts_bad_args"})
+      .run(invalid_arguments);
+}
+
+void copy_true(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    Call plain = call_dlpack(x, kw_max(1, 3));
+    py::dict kw = kw_max(1, 3);
+    kw["copy"] = true;
+    Call c = call_dlpack(x, kw);
+    if (c.is("BufferError")) {
+      ctx.check_as(Severity::should, false, "KW-03", "copy=True makes a copy (refused with BufferError)",
+                   "a copied tensor", c.what());
+      return;
+    }
+    uint64_t flags = 0;
+    auto a0 = capsule_address(plain.value);
+    auto a1 = capsule_address(c.value, &flags);
+    if (!a0 || !a1) ctx.harness_error("copy=True / default export: " + c.what() + " / " + plain.what());
+    ctx.check(*a0 != *a1, "KW-03", "copy=True never aliases the source", "a different data address",
+              fmt::format("the same address {:#x}", *a1));
+    ctx.check((flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05", "a copy is flagged IS_COPIED",
+              "bit 1 set", fmt::format("flags = {:#x}", flags));
+    DLTensor& t = static_cast<DLManagedTensorVersioned*>(capsule_pointer(c.value))->dl_tensor;
+    const std::string diff = data_mismatch(t, kShape, kF32);
+    ctx.check(diff.empty(), "KW-03", "the copy holds the source's values", "the reference pattern", diff);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.copy_true", "copy=True copies and sets IS_COPIED")
+      .must({"KW-03", "FLAG-05"}).python()
+      .needs({"export_versioned"}).proven_by({"copy_true_aliases"})
+      .run(copy_true);
+}
+
+void copy_false(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    auto lib = library_address(x);
+    Call plain = call_dlpack(x, kw_max(1, 3));
+    py::dict kw = kw_max(1, 3);
+    kw["copy"] = false;
+    Call c = call_dlpack(x, kw);
+    uint64_t flags = 0;
+    auto a0 = lib ? lib : capsule_address(plain.value);
+    auto a1 = capsule_address(c.value, &flags);
+    ctx.check(a1.has_value(), "KW-04", "copy=False on a CPU array exports it (no copy is needed)",
+              "a 'dltensor_versioned' capsule", c.what());
+    if (!a1 || !a0) return;
+    ctx.check(*a0 == *a1, "KW-04", "copy=False never copies: the tensor aliases the array",
+              fmt::format("{:#x}", *a0), fmt::format("{:#x}", *a1));
+    ctx.check((flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0, "FLAG-06", "IS_COPIED is clear without a copy",
+              "bit 1 clear", fmt::format("flags = {:#x}", flags));
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.copy_false", "copy=False on a CPU array is zero-copy, IS_COPIED clear")
+      .must({"KW-04", "FLAG-06"}).python()
+      .needs({"export_versioned"}).proven_by({"copy_false_copies"})
+      .run(copy_false);
+}
+
+// KW-04 where a copy is needed: an array on a device whose memory the CPU cannot address,
+// asked for on the CPU (dl_device=(1, 0)) with copy=False. The array API (__dlpack__, copy):
+// "If False, the function must never copy, and raise a BufferError in case a copy is deemed
+// necessary" (BufferError since the 2024.12 text; ValueError before: a warning).
+void copy_false_needs_copy(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    std::optional<DLDevice> far;
+    for (const DLDevice& d : ps.devices()) {
+      const int t = static_cast<int>(d.device_type);
+      if (t != kDLCPU && t != kDLCUDAHost && t != kDLROCMHost && t != kDLCUDAManaged) {
+        far = d;
+        break;
+      }
+    }
+    if (!far)
+      ctx.skip("the adapter declares no device whose memory the CPU cannot address, so no export here needs a "
+               "copy (python.kw.copy_false checks that copy=False exports without one)");
+    py::object x = ps.make(kShape, kF32, "contiguous", false, *far);
+    py::dict kw = kw_max(1, 3);
+    kw["dl_device"] = py::make_tuple(1, 0);
+    kw["copy"] = false;
+    ctx.phase("export");
+    Call c = call_dlpack(x, kw);
+    const std::string what = "__dlpack__(dl_device=(1, 0), copy=False) of an array on " + device_name(*far);
+    if (!c.raised) {
+      uint64_t flags = 0;
+      const bool copied = capsule_address(c.value, &flags) && (flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+      ctx.check(false, "KW-04", what + " needs a copy, which copy=False forbids: it must raise BufferError",
+                "BufferError", c.what() + (copied ? " flagged IS_COPIED (a copy)" : ""));
+    } else if (c.is("ValueError")) {
+      ctx.check_as(Severity::should, false, "KW-04",
+                   what + " raises ValueError: the 2024.12 text asks for BufferError (ValueError was the older text)",
+                   "BufferError", c.text);
+    } else {
+      ctx.check(c.is("BufferError"), "KW-04", what + " must raise BufferError", "BufferError", c.text);
+    }
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.copy_false.needs_copy",
+          "copy=False where only a copy could serve (dl_device=CPU for device memory) raises BufferError")
+      .must({"KW-04"}).python()
+      .needs({"export_versioned"}).proven_by({"copy_false_copies_across_devices"})
+      .run(copy_false_needs_copy);
+}
+
+void copy_none_zero_copy(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    py::object x = ps.make(kShape, kF32);
+    py::dict kw = newest_kwargs(ps);
+    auto lib = library_address(x);
+    Call a = call_dlpack(x, kw), b = call_dlpack(x, kw);
+    if (a.raised) ctx.harness_error("__dlpack__ " + a.what());
+    uint64_t flags = 0;
+    auto pa = capsule_address(a.value, &flags), pb = capsule_address(b.value);
+    if (!pa || !pb) ctx.harness_error("__dlpack__ did not give DLPack capsules: " + a.what());
+    if (lib)
+      ctx.check(*pa == *lib, "KW-09", "the default export is zero-copy: data + byte_offset is the array's own element 0",
+                fmt::format("{:#x}", *lib), fmt::format("{:#x}", *pa));
+    else
+      ctx.note("the array exposes no address of its own (no __array_interface__ / data_ptr())");
+    ctx.check(*pa == *pb, "KW-05", "two default exports of one CPU array share its memory (copy=None reuses it)",
+              fmt::format("{:#x}", *pa), fmt::format("{:#x}", *pb));
+    if (capsule_name(a.value) == kVersionedName)
+      ctx.check((flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0, "FLAG-06", "IS_COPIED is clear for a zero-copy export",
+                "bit 1 clear", fmt::format("flags = {:#x}", flags));
+  });
+}
+
+DLPV_CASES {
+  Declare("python.kw.copy_none.zero_copy", "the default export aliases the array's own memory")
+      .must({"KW-05", "KW-09", "FLAG-06"}).python()
+      .proven_by({"default_copies"})
+      .run(copy_none_zero_copy);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

@@ -1,0 +1,103 @@
+// cases/python/support/py_consumer.cpp: the probe-fed imports of the python.consumer.* cases.
+// SPDX-License-Identifier: Apache-2.0
+#include "py_consumer.hpp"
+
+namespace dlpv::py_shim {
+
+// After settle(): whatever tensor was handed out in a capsule was deleted exactly once. Who
+// deletes follows the capsule's name (the Python spec: the consumer takes ownership "by
+// renaming the capsule to used_dltensor" so that the capsule's destructor will not run): a
+// consumer that renamed it owns the tensor and must call the deleter itself, also when it then
+// refuses (CuPy does exactly that); one that left it unconsumed leaves it to the destructor.
+// Either way: one call in all. The message says which, and what from_dlpack did.
+void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const std::string& what) {
+  const int want = f.handed ? 1 : 0;
+  {
+    py::gil_scoped_release nogil;  // a consumer's release thread may need the GIL
+    await_calls([&] { return f.deletes(); }, want);
+  }
+  std::string state = "no capsule was handed out";
+  if (f.handed)
+    state = f.final_name.rfind("used_", 0) == 0
+                ? "the consumer renamed the capsule to '" + f.final_name + "' (took ownership), so it calls the deleter"
+                : "the capsule was left as '" + f.final_name + "', so its destructor calls the deleter";
+  const std::string outcome = f.result.raised ? "from_dlpack raised " + f.result.text : "from_dlpack returned an array";
+  ctx.check_as(Severity::must, f.deletes() == want, req, what + ": " + state + "; " + outcome,
+               fmt::format("{} call(s)", want), fmt::format("{} call(s)", f.deletes()));
+}
+
+// The capsule kind a consumer can take: versioned if it asks for max_version >= 1.0.
+bool speaks_versioned(PythonSubject& ps) { return ps.facts().consumer_versioned; }
+
+// Why a consumer takes no versioned capsules, as the load-time probe found it.
+std::string legacy_reason(PythonSubject& ps) {
+  const auto& absent = ps.info().absent;
+  auto it = absent.find("import_versioned");
+  return it != absent.end() ? it->second : "legacy-only consumer: from_dlpack never offers max_version >= (1, 0)";
+}
+
+// A validator-made tensor on the package's home device (the first one its adapter declares):
+// real CUDA memory for the CUDA kinds, the label alone for anything else.
+MadeSpec home_spec(PythonSubject& ps) {
+  MadeSpec spec;
+  spec.device = ps.home_device();
+  const int t = static_cast<int>(spec.device.device_type);
+  spec.device_memory = t == kDLCUDA || t == kDLCUDAHost || t == kDLCUDAManaged;
+  return spec;
+}
+
+Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
+          py::dict kwargs, const std::function<void(ProbeConfig&)>& tweak) {
+  ctx.phase("setup");
+  Feed f;
+  f.versioned = versioned;
+  f.made = MadeTensor::make(spec, versioned);
+  if (!f.made) ctx.harness_error("could not build the test tensor");
+  f.snapshot();
+  ProbeConfig cfg;
+  cfg.managed = versioned ? static_cast<void*>(f.made->versioned()) : static_cast<void*>(f.made->legacy());
+  cfg.versioned = versioned;
+  cfg.capsule_name = versioned ? kVersionedName : kLegacyName;
+  cfg.destructor_deletes = true;  // a producer's capsule: deletes if it dies unconsumed
+  cfg.device = spec.device;
+  if (tweak) tweak(cfg);
+  f.probe = make_probe(cfg);
+  ctx.phase("import");
+  f.result = attempt([&] { return ps.from_dlpack(f.probe, kwargs); });
+  return f;
+}
+
+Feed feed_plain(CaseContext& ctx, PythonSubject& ps, py::dict kwargs) {
+  MadeSpec spec = home_spec(ps);
+  return feed(ctx, ps, spec, speaks_versioned(ps), std::move(kwargs));
+}
+
+// Values of the imported array, compared with the tensor's pattern ("" when equal).
+std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor& made) {
+  try {
+    std::string got = py::bytes(ps.adapter().attr("to_bytes")(array)).cast<std::string>();
+    const std::vector<uint8_t> g(got.begin(), got.end());
+    if (g == made.expected()) return "";
+    return describe_mismatch(made.spec().dtype, made.expected(), g);
+  } catch (py::error_already_set& e) {
+    return "to_bytes raised " + describe(e);
+  }
+}
+
+std::string calls_text(Probe& p) { return py::repr(p.calls()).cast<std::string>(); }
+
+// A probe labelled with `device` (host memory under the label): which streams it was given.
+Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device) {
+  MadeSpec spec;
+  spec.device = device;
+  return feed(ctx, ps, spec, speaks_versioned(ps));
+}
+
+// from_dlpack(x, copy=...) where the adapter's from_dlpack has no such keyword: a skip.
+void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f) {
+  if (f.result.is("TypeError") && f.p().dlpack_calls() == 0)
+    ctx.skip("from_dlpack does not accept copy= (" + f.result.text +
+             "): a pre-2023.12 from_dlpack(x, /) signature, so copy requests cannot be made");
+}
+
+}  // namespace dlpv::py_shim

@@ -1,0 +1,90 @@
+// cases/python/support/py_consumer.hpp: the probe-fed imports of the python.consumer.* cases:
+// the package's from_dlpack fed by the shim's probe producers (checklist T-FAKE) that hand out
+// validator-made tensors (T-CNT counting deleters, T-GUARD guard pages), and what became of
+// them. Cases about the calling protocol of from_dlpack (keywords, streams, call order,
+// exceptions) need consumer_protocol besides import_legacy.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "py_helpers.hpp"
+
+namespace dlpv::py_shim {
+
+// One probe-fed import: the tensor, the probe holding it, what from_dlpack did.
+struct Feed {
+  std::unique_ptr<MadeTensor> made;
+  std::unique_ptr<MadeTensor> copy;  // what the probe hands out for copy=True
+  py::object probe;
+  Call result;
+  bool versioned = false;
+
+  Feed() = default;
+  Feed(Feed&&) = default;
+  Feed& operator=(Feed&&) = default;
+  ~Feed() {
+    // A tensor the consumer may still hold (it never called the deleter) must outlive it:
+    // leak it rather than free memory a leaked array still points at.
+    if (made && made->deleter_calls() == 0) (void)made.release();
+    if (copy && copy->deleter_calls() == 0) (void)copy.release();
+  }
+  bool handed = false;      // a capsule was handed out (set by settle)
+  std::string final_name;   // its name when the consumer was done (used_* = ownership taken)
+  Probe& p() { return probe_of(probe); }
+  int deletes() const { return made->deleter_calls() + (copy ? copy->deleter_calls() : 0); }
+  // The tensor as built, before any consumer ran its deleter (which poisons the struct).
+  DLTensor snap{};
+  std::vector<int64_t> snap_shape, snap_strides;
+  void snapshot() {
+    if (made->spec().guard_after_prefix) return;  // dl_tensor is unreadable on purpose
+    snap = versioned ? made->versioned()->dl_tensor : made->legacy()->dl_tensor;
+    if (snap.shape) snap_shape.assign(snap.shape, snap.shape + snap.ndim);
+    if (snap.strides) snap_strides.assign(snap.strides, snap.strides + snap.ndim);
+    snap.shape = snap.shape ? snap_shape.data() : nullptr;
+    snap.strides = snap.strides ? snap_strides.data() : nullptr;
+  }
+  const DLTensor& tensor() const { return snap; }
+  uintptr_t source_address() const { return reinterpret_cast<uintptr_t>(element0(snap)); }
+  /// Drop the result and the probe (and with it the last capsule), then collect.
+  void settle(CaseContext& ctx) {
+    if (probe && !probe.is_none()) {
+      handed = !p().last_capsule().is_none();
+      if (handed) final_name = capsule_name(p().last_capsule());
+    }
+    result.value = py::none();
+    probe = py::none();
+    gc_collect(ctx);
+  }
+};
+
+/// After settle(): whatever tensor was handed out in a capsule was deleted exactly once (by the
+/// consumer if it took ownership, else by the capsule's destructor); fails `req` otherwise.
+void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const std::string& what);
+
+/// The capsule kind a consumer can take: versioned if it asks for max_version >= 1.0.
+bool speaks_versioned(PythonSubject& ps);
+/// Why a consumer takes no versioned capsules, as the load-time probe found it.
+std::string legacy_reason(PythonSubject& ps);
+/// A validator-made tensor on the package's home device (the first one its adapter declares).
+MadeSpec home_spec(PythonSubject& ps);
+
+/// from_dlpack(probe, **kwargs) of a tensor built from `spec`; `tweak` adjusts the probe.
+Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
+          py::dict kwargs = py::dict(), const std::function<void(ProbeConfig&)>& tweak = {});
+/// feed() of the home-device tensor, in the capsule kind the consumer speaks.
+Feed feed_plain(CaseContext& ctx, PythonSubject& ps, py::dict kwargs = py::dict());
+/// A probe labelled with `device` (host memory under the label): which streams it was given.
+Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device);
+
+/// Values of the imported array, compared with the tensor's pattern ("" when equal).
+std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor& made);
+/// The probe's recorded calls, as text.
+std::string calls_text(Probe& p);
+/// from_dlpack(x, copy=...) where the adapter's from_dlpack has no such keyword: a skip.
+void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f);
+
+}  // namespace dlpv::py_shim

@@ -1,0 +1,58 @@
+// cases/python/support/py_producer.cpp: what the python.* producer-side cases share.
+// SPDX-License-Identifier: Apache-2.0
+#include "py_producer.hpp"
+
+namespace dlpv::py_shim {
+
+// The capsule the producer gives for the newest protocol it speaks.
+py::dict newest_kwargs(PythonSubject& ps) {
+  return ps.facts().producer_versioned ? kw_max(1, 3) : py::dict();
+}
+
+// Exports `x` with the newest keywords the package takes and takes the tensor out of the
+// capsule as a consumer would (the capsule, renamed, is dropped).
+Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x) {
+  Call c = call_dlpack(x, newest_kwargs(ps));
+  if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+  return take(ctx, c.value, "CAP-01");
+}
+
+// One full round of what a heap measurement is about to do (make, export, consume, release),
+// so that what a library keeps for good the first time (JIT caches, pools, interned dtypes:
+// JAX keeps about 1.5 MB) is already in the baseline and not taken for a leak. Returns whether
+// the deleter's release of the 4 MiB buffer shows in the C heap at all: TensorFlow and MLX keep
+// their buffers in allocators of their own, where a release cannot be observed from here.
+bool warm_up(CaseContext& ctx, PythonSubject& ps) {
+  size_t before = 0;
+  {
+    py::object x = ps.make(kBig, kF32);
+    Taken t = export_taken(ctx, ps, x);
+    x = py::none();
+    gc_collect(ctx);
+    before = heap_in_use();
+    t.release();
+  }
+  gc_collect(ctx);
+  // Some libraries free on a thread of their own (JAX): the drop is awaited briefly.
+  return await_calls([&] { return heap_in_use() + kBigBytes / 2 <= before ? 1 : 0; }, 1) == 1;
+}
+
+const char* const kInvisible =
+    "releasing the library's 4 MiB buffer does not show in the C heap (its allocator is not malloc), so whether "
+    "the deleter released it cannot be observed here";
+
+// Data pointer (element 0) of a capsule's tensor; the capsule is dropped unconsumed after.
+std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags) {
+  const std::string name = capsule_name(cap);
+  void* p = capsule_pointer(cap);
+  if (!p) return std::nullopt;
+  if (name == kVersionedName) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(p);
+    if (flags) *flags = v->flags;
+    return reinterpret_cast<uintptr_t>(element0(v->dl_tensor));
+  }
+  if (name == kLegacyName) return reinterpret_cast<uintptr_t>(element0(static_cast<DLManagedTensor*>(p)->dl_tensor));
+  return std::nullopt;
+}
+
+}  // namespace dlpv::py_shim

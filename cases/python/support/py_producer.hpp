@@ -1,0 +1,46 @@
+// cases/python/support/py_producer.hpp: what the python.* producer-side cases share: the
+// arrays they export, the newest keywords the package takes, and heap measurements of a
+// library's 4 MiB buffer.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "py_helpers.hpp"
+
+namespace dlpv::py_shim {
+
+inline const std::vector<int64_t> kShape{3, 4};
+inline const std::vector<int64_t> kBig{1024, 1024};  // 4 MiB of float32: big enough to see freed
+inline constexpr size_t kBigBytes = 1024 * 1024 * 4;
+
+/// The capsule the producer gives for the newest protocol it speaks.
+py::dict newest_kwargs(PythonSubject& ps);
+
+/// Exports `x` with the newest keywords the package takes and takes the tensor out of the
+/// capsule as a consumer would (the capsule, renamed, is dropped).
+Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x);
+
+/// One full round of what a heap measurement is about to do (make, export, consume, release);
+/// returns whether the deleter's release of the 4 MiB buffer shows in the C heap at all.
+bool warm_up(CaseContext& ctx, PythonSubject& ps);
+
+// Heap measurements see a library's buffer only if it comes from malloc: TensorFlow and MLX
+// allocate their buffers elsewhere, where freeing one changes nothing the validator can see.
+// `visible` (from warm_up): a deleter's release showed in the heap; when it did not, a release
+// cannot be observed here and the verdict says so instead of guessing.
+struct HeapWatch {
+  size_t base = 0;
+  bool visible = false;
+  long long kib_above_base() const { return (static_cast<long long>(heap_in_use()) - static_cast<long long>(base)) / 1024; }
+  bool released() const { return heap_in_use() < base + kBigBytes / 4; }
+};
+/// What a check says when a release cannot be seen in the C heap.
+extern const char* const kInvisible;
+
+/// Data pointer (element 0) of a capsule's tensor; the capsule is dropped unconsumed after.
+std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags = nullptr);
+
+}  // namespace dlpv::py_shim

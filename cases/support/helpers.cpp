@@ -57,32 +57,6 @@ bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& wh
   return gather_elements(e.tensor(), out, why, padded);
 }
 
-// TRANSITIONAL
-void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data) {
-  for (bool versioned : kinds) {
-    const std::string kind = kind_name(versioned);
-    CaseInfo base = info;
-    base.id = info.id + "." + kind;
-    base.params["version"] = kind;
-    base.params["dtype"] = "float32";
-    base.params["shape"] = "3x4";
-    const bool consumer = info.role == Role::consumer;
-    base.needs.insert(base.needs.begin(), consumer ? (versioned ? "import_versioned" : "import_legacy")
-                                                   : (versioned ? "export_versioned" : "export_legacy"));
-    reg.add(base);
-    for (const Sample& s : rule_samples()) {
-      if (about_data && !s.has_data) continue;
-      CaseInfo c = base;
-      c.id = fmt::format("{}.{}.{}", info.id, s.name, kind);
-      c.title = fmt::format("{} ({} {})", info.title, s.dtype, shape_text(shape_named(s.shape).data(),
-                                                                           static_cast<int32_t>(shape_named(s.shape).size())));
-      c.params["dtype"] = s.dtype;
-      c.params["shape"] = s.shape;
-      reg.add(std::move(c));
-    }
-  }
-}
-
 void export_inspect_release(CaseContext& ctx) {
   Request r(ctx.dtype(), shape_named(ctx.shape_name()), ctx.layout());
   Exported e = export_or_skip(ctx, ctx.versioned(), r);

@@ -91,8 +91,6 @@ bool plain_float32_3x4(const CaseContext& ctx);
 /// The request a rule case makes: its dtype and shape (float32 3x4 when it declares none).
 Request sample_request(CaseContext& ctx, uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, uint32_t flags = 0);
 
-void add_rule_cases(Registry& reg, const CaseInfo& info, const std::vector<bool>& kinds, bool about_data = false);  // TRANSITIONAL
-
 /// The elements of an export, row-major compact (sub-byte packed), read defensively; a
 /// versioned tensor flagged IS_SUBBYTE_TYPE_PADDED is read padded.
 bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& why);

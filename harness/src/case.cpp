@@ -70,12 +70,6 @@ Subject& CaseContext::peer() {
   return *peer_;
 }
 
-const std::string& CaseContext::param(const std::string& key) const {  // TRANSITIONAL
-  static const std::string empty;
-  auto it = info_.params.find(key);
-  return it == info_.params.end() ? empty : it->second;
-}
-
 bool CaseContext::versioned() const {
   return info_.values.kind && *info_.values.kind == StructKind::versioned;
 }

@@ -104,7 +104,6 @@ class CaseContext {
   DLDataType dtype();
   uint32_t layout();
   DLDevice device();
-  const std::string& param(const std::string& key) const;  // TRANSITIONAL
   const std::string& shape_name() const { return info_.values.shape; }
   const CaseParams& values() const { return info_.values; }
 
@@ -162,20 +161,6 @@ class Registry {
   std::set<std::string> units_;
   bool sorted_ = false;
 };
-
-// TRANSITIONAL: the old registration macro, until every file uses DLPV_CASES.
-#define DLPV_CASE_UNIT(name)                                                      \
-  static void dlpv_unit_##name(::dlpv::Registry& reg);                            \
-  namespace {                                                                     \
-  struct dlpv_unit_registrar_##name {                                             \
-    dlpv_unit_registrar_##name() {                                                \
-      ::dlpv::Registry& r = ::dlpv::Registry::instance();                         \
-      r.unit_registered(__FILE__);                                                \
-      dlpv_unit_##name(r);                                                        \
-    }                                                                             \
-  } dlpv_unit_registrar_instance_##name;                                          \
-  }                                                                               \
-  static void dlpv_unit_##name(::dlpv::Registry& reg)
 
 /// Requirement metadata from the checklist (generated table, see tools/gen_requirements.py).
 struct Requirement {

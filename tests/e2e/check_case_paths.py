@@ -6,11 +6,12 @@ other case file under cases/ is a longer such prefix: `producer.flags.read_only.
 found by looking for cases/producer/flags/read_only.cpp, then cases/producer/flags.cpp, then
 cases/producer.cpp."""
 import argparse
-import json
 import os
 import shlex
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs"))
+import proofs  # noqa: E402
 
 
 def main():
@@ -21,8 +22,7 @@ def main():
     ap.add_argument("--cases-dir", required=True, help="the source tree's cases/ folder")
     args = ap.parse_args()
     prefix = shlex.split(args.command) if args.command else [args.validator]
-    cases = json.loads(subprocess.run(prefix + ["--list", "--json", "-"], capture_output=True, text=True,
-                                      check=True).stdout)
+    cases = proofs.list_cases(prefix)
     files = set()
     for root, dirs, names in os.walk(args.cases_dir):
         dirs[:] = [d for d in dirs if d != "support"]
@@ -40,10 +40,7 @@ def main():
             problems.append(f"{c['id']}: no file under cases/ is named by a prefix of its id (declared in {src or '?'})")
         elif got != want:
             problems.append(f"{c['id']}: declared in {src or '?'}, but its id says cases/{'/'.join(want)}.cpp")
-    for p in problems:
-        print(p)
-    print(f"{len(cases)} cases checked, {len(problems)} problems")
-    return 1 if problems else 0
+    return proofs.report(problems, len(cases))
 
 
 if __name__ == "__main__":

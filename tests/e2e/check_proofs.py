@@ -10,10 +10,8 @@ For each case the validator lists (`--list --json -`):
 Both directions read the tables through tests/proofs/proofs.py."""
 import argparse
 import fnmatch
-import json
 import os
 import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs"))
@@ -29,8 +27,7 @@ def main():
     ap.add_argument("--proofs", required=True, help="the table whose fixtures must break these cases")
     args = ap.parse_args()
     prefix = shlex.split(args.command) if args.command else [args.validator]
-    listing = subprocess.run(prefix + ["--list", "--json", "-"], capture_output=True, text=True, check=True)
-    cases = json.loads(listing.stdout)
+    cases = proofs.list_cases(prefix)
     if args.only:
         cases = [c for c in cases if fnmatch.fnmatchcase(c["id"], args.only)]
 
@@ -52,10 +49,7 @@ def main():
         if known and not any(everything[n].breaks(cid) for n in known):
             problems.append(f"WRONG PROOF: {cid} declares {', '.join(known)}, but the tables say none of them "
                             f"breaks it (tests/proofs/proofs.py breakers '{cid}' --list LISTING names those that do)")
-    for p in problems:
-        print(p)
-    print(f"{len(cases)} cases checked, {len(problems)} problems")
-    return 1 if problems else 0
+    return proofs.report(problems, len(cases))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import argparse
 import fnmatch
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,6 +70,20 @@ def read_tables(paths):
         for name, fx in read_table(p).items():
             out.setdefault(name, Named(name)).fixtures.append(fx)
     return out
+
+
+def list_cases(command):
+    """Every case the validator lists, as declared (`COMMAND --list --json -`)."""
+    out = subprocess.run(command + ["--list", "--json", "-"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def report(problems, checked):
+    """Print the problems and the count line; the exit code of a check."""
+    for p in problems:
+        print(p)
+    print(f"{checked} cases checked, {len(problems)} problems")
+    return 1 if problems else 0
 
 
 def load_listing(path):

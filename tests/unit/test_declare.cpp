@@ -5,6 +5,8 @@
 #include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/subject.hpp>
 
+#include "idle_subject.hpp"
+
 #include <algorithm>
 
 using namespace dlpv;
@@ -76,20 +78,7 @@ TEST_CASE("per_sample: the bare rule on float32 3x4 plus one case per rule sampl
 }
 
 TEST_CASE("a body reads what its case declares, and only that") {
-  struct Dummy : Subject {
-    SubjectInfo i;
-    const SubjectInfo& info() const override { return i; }
-    int export_versioned(const DLPVRequest&, DLManagedTensorVersioned**) override { return 1; }
-    int export_legacy(const DLPVRequest&, DLManagedTensor**) override { return 1; }
-    int import_versioned(DLManagedTensorVersioned*, void**) override { return 1; }
-    int import_legacy(DLManagedTensor*, void**) override { return 1; }
-    int read_array(void*, void*, size_t) override { return 1; }
-    int is_writable(void*) override { return -1; }
-    void release_array(void*) override {}
-    const DLPackExchangeAPI* exchange_api() override { return nullptr; }
-    std::string last_error() override { return {}; }
-    std::string image_path() const override { return {}; }
-  } subject;
+  IdleSubject subject;
   const auto v = Declare("t.read", "t").must({"DEL-02"}).kind(StructKind::versioned).dtype("int64")
                      .layout(DLPV_LAYOUT_REVERSED).records(nothing);
   CaseContext ctx(v[0], subject);

@@ -4,6 +4,8 @@
 #include <dlpack_validate/case.hpp>
 #include <dlpack_validate/subject.hpp>
 
+#include "idle_subject.hpp"
+
 #include <set>
 
 using namespace dlpv;
@@ -52,20 +54,7 @@ TEST_CASE("worst status wins inside a case; no observation is an error") {
   CaseInfo info;
   info.id = "t.x";
   info.severity = Severity::should;
-  struct Dummy : Subject {
-    SubjectInfo i;
-    const SubjectInfo& info() const override { return i; }
-    int export_versioned(const DLPVRequest&, DLManagedTensorVersioned**) override { return 1; }
-    int export_legacy(const DLPVRequest&, DLManagedTensor**) override { return 1; }
-    int import_versioned(DLManagedTensorVersioned*, void**) override { return 1; }
-    int import_legacy(DLManagedTensor*, void**) override { return 1; }
-    int read_array(void*, void*, size_t) override { return 1; }
-    int is_writable(void*) override { return -1; }
-    void release_array(void*) override {}
-    const DLPackExchangeAPI* exchange_api() override { return nullptr; }
-    std::string last_error() override { return {}; }
-    std::string image_path() const override { return {}; }
-  } subject;
+  IdleSubject subject;
   {
     CaseContext ctx(info, subject);
     CHECK(ctx.finish(nullptr, nullptr).status == Status::error);

@@ -123,18 +123,26 @@ DLPV_CASES {
       .run(distinct);
 }
 
+// Both destructor cases: the heap watched from before (after a warm-up), then the capsule of a
+// 4 MiB float32 array (`x`) exported with the newest keywords the package takes.
+Call export_big_watched(CaseContext& ctx, PythonSubject& ps, HeapWatch& h, py::object& x) {
+  h.visible = warm_up(ctx, ps);
+  h.base = heap_in_use();
+  x = ps.make(kBig, kF32);
+  ctx.phase("export");
+  Call c = call_dlpack(x, newest_kwargs(ps));
+  if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+  return c;
+}
+
 // CAP-03: the validator puts a counting trampoline in front of the tensor's deleter (the capsule
 // stays unconsumed), then drops the capsule: its destructor must call the deleter, once. Where
 // the buffer shows in the heap, its release is checked too.
 void destructor_unconsumed(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     HeapWatch h;
-    h.visible = warm_up(ctx, ps);
-    h.base = heap_in_use();
-    py::object x = ps.make(kBig, kF32);
-    ctx.phase("export");
-    Call c = call_dlpack(x, newest_kwargs(ps));
-    if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+    py::object x;
+    Call c = export_big_watched(ctx, ps, h, x);
     const std::string name = capsule_name(c.value);
     DeleterCounter counter(capsule_pointer(c.value), name == kVersionedName);
     x = py::none();
@@ -178,12 +186,8 @@ DLPV_CASES {
 void destructor_used_noop(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     HeapWatch h;
-    h.visible = warm_up(ctx, ps);
-    h.base = heap_in_use();
-    py::object x = ps.make(kBig, kF32);
-    ctx.phase("export");
-    Call c = call_dlpack(x, newest_kwargs(ps));
-    if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+    py::object x;
+    Call c = export_big_watched(ctx, ps, h, x);
     Taken t = take(ctx, c.value, "CAP-01");
     DeleterCounter counter(t.p, t.versioned);
     x = py::none();

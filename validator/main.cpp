@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 
@@ -26,6 +29,22 @@ std::string self_exe() {
   return buf;
 }
 
+/// A number option's check with a message in words ("--timeout: 'abc' is not a positive number
+/// of seconds"), instead of CLI11's range text. `floor`: the bound; `inclusive`: whether it is
+/// allowed; `whole`: integers only.
+CLI::Validator number_check(const std::string& what, double floor, bool inclusive, bool whole = false) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v);
+        const bool ok = number && (inclusive ? v >= floor : v > floor) && (!whole || v == std::floor(v));
+        return ok ? std::string() : "'" + text + "' is not " + what;
+      },
+      "", "");
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{"dlpack-validate: DLPack conformance validator for producer/consumer libraries.\n"
                "Exit codes: 0 nothing unexpected, 1 unexpected fail/crash/timeout/error (or warn\n"
@@ -37,7 +56,18 @@ int run_cli(int argc, char** argv) {
   app.add_option("--filter", cfg.filters, "run only cases whose id matches GLOB (repeatable)")
       ->allow_extra_args(false)  // one GLOB per --filter: a subject after it stays a subject
       ->type_name("GLOB");
-  app.add_option("--json", cfg.json_path, "write the canonical JSON run record to PATH")->type_name("PATH");
+  app.add_option("--exclude", cfg.excludes, "leave out cases whose id matches GLOB (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("GLOB");
+  app.add_option("--requirement", cfg.requirements,
+                 "run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("ID");
+  app.add_flag("-x,--exitfirst", cfg.exitfirst,
+               "stop after the first unexpected result (the cases left are listed once as not run)");
+  app.add_option("--json", cfg.json_path, "write the canonical JSON run record to PATH ('-': stdout, the "
+                                          "summary then goes to stderr; with --list: the declarations)")
+      ->type_name("PATH");
   app.add_option("--html", cfg.html_path, "write a self-contained HTML report to PATH")->type_name("PATH");
   app.add_option("--junit", cfg.junit_path, "write JUnit XML to PATH")->type_name("PATH");
   app.add_option("--summary-md", cfg.summary_md_path,
@@ -50,7 +80,7 @@ int run_cli(int argc, char** argv) {
                  "write a baseline that accepts this run's unexpected results to PATH")
       ->type_name("PATH");
   app.add_option("--timeout", cfg.timeout_s, "per-case time limit in seconds (default 10)")
-      ->check(CLI::PositiveNumber)->type_name("S");
+      ->check(number_check("a positive number of seconds", 0.0, false))->type_name("S");
   app.add_option("--isolate", cfg.isolate, "worker (reused worker process, default), case (one "
                  "process per case) or none (in-process, for debugging)")
       ->check(CLI::IsMember({"worker", "case", "none"}));
@@ -70,18 +100,18 @@ int run_cli(int argc, char** argv) {
   bench->add_option("subjects", cfg.subjects, "plugin libraries (LIB.so ...)")->required();
   bench->add_option("--iterations", cfg.bench_iterations,
                     "operations per batch (default 0: sized to about 5 ms per batch)")
-      ->check(CLI::NonNegativeNumber)->type_name("N");
+      ->check(number_check("a whole number >= 0", 0.0, true, true))->type_name("N");
   bench->add_option("--batches", cfg.bench_batches, "measured batches per route (default 21)")
-      ->check(CLI::PositiveNumber)->type_name("N");
+      ->check(number_check("a whole number >= 1", 0.0, false, true))->type_name("N");
   bench->add_option("--batch-ms", cfg.bench_batch_ms,
                     "batch length when --iterations is 0, in milliseconds (default 5)")
-      ->check(CLI::PositiveNumber)->type_name("MS");
+      ->check(number_check("a positive number of milliseconds", 0.0, false))->type_name("MS");
   bench->add_option("--bench-baseline", cfg.bench_baseline_path,
                     "an earlier run record (or its bench section): a route whose net median exceeds "
                     "the baseline's x threshold is a warning (fails only with --strict)")
       ->type_name("PATH");
   bench->add_option("--bench-threshold", cfg.bench_threshold, "regression threshold ratio (default 1.5)")
-      ->type_name("X");
+      ->check(number_check("a ratio above 1", 1.0, false))->type_name("X");
   bench->fallthrough();  // --json/--html/--junit/--summary-md/--isolate/--strict/-q as for runs
 
   try {

@@ -7,10 +7,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 
@@ -46,7 +50,7 @@ std::vector<std::string> output_paths(const AppConfig& cfg) {
   std::vector<std::string> out;
   for (const std::string* p : {&cfg.json_path, &cfg.html_path, &cfg.junit_path,
                                &cfg.summary_md_path, &cfg.write_baseline_path})
-    if (!p->empty()) out.push_back(*p);
+    if (!p->empty() && *p != "-") out.push_back(*p);
   return out;
 }
 
@@ -57,6 +61,78 @@ reports::Baseline load_baseline_or_bad_input(const std::string& path) {
     throw BadInput{e.what()};
   }
 }
+
+/// Colours for a terminal: the status word of each result line and the verdict, unless NO_COLOR
+/// is set (https://no-color.org) or the stream is not a terminal.
+std::string paint(const std::string& text, std::FILE* stream) {
+  const char* no_color = std::getenv("NO_COLOR");
+  if ((no_color && *no_color) || !isatty(fileno(stream))) return text;
+  static const std::pair<const char*, const char*> words[] = {
+      {"FAIL", "\033[1;31m"}, {"CRASH", "\033[1;35m"}, {"TIMEOUT", "\033[1;35m"}, {"ERROR", "\033[1;35m"},
+      {"WARN", "\033[33m"},   {"XPASS", "\033[33m"},   {"XFAIL", "\033[36m"},    {"SKIP", "\033[2m"},
+      {"PASS", "\033[32m"}};
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t lead = line.find_first_not_of(' ');
+    bool done = false;
+    for (const auto& [word, colour] : words) {
+      const std::string w = word;
+      if (lead != std::string::npos && line.compare(lead, w.size(), w) == 0 &&
+          (line.size() == lead + w.size() || line[lead + w.size()] == ' ')) {
+        out += line.substr(0, lead) + colour + w + "\033[0m" + line.substr(lead + w.size());
+        done = true;
+        break;
+      }
+      if (line.rfind("verdict: " + w, 0) == 0) {
+        out += std::string("verdict: ") + colour + w + "\033[0m" + line.substr(9 + w.size());
+        done = true;
+        break;
+      }
+    }
+    if (!done) out += line;
+    out += "\n";
+  }
+  return out;
+}
+
+/// What a run says while it runs, on stderr: on a terminal one live line (cases done of all,
+/// seconds, the case running); elsewhere (CI logs) a line every 10 s, so a run with hangs is
+/// never long silence. Quiet runs say nothing.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool quiet) : quiet_(quiet), tty_(isatty(2) != 0), t0_(Clock::now()), last_(t0_) {
+    // DLPV_PROGRESS_SECONDS: the interval of the lines off a terminal (default 10).
+    if (const char* e = std::getenv("DLPV_PROGRESS_SECONDS")) every_s_ = std::max(0.0, std::atof(e));
+  }
+  void operator()(size_t done, size_t total, const std::string& running) {
+    if (quiet_) return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - t0_).count();
+    if (tty_) {
+      if (running.empty()) {
+        std::fputs("\r\033[K", stderr);
+      } else {
+        const std::string name = running.size() > 60 ? running.substr(0, 57) + "..." : running;
+        std::fprintf(stderr, "\r\033[K[%zu/%zu] %.0f s  %s", done, total, elapsed, name.c_str());
+      }
+      std::fflush(stderr);
+      return;
+    }
+    if (running.empty() || std::chrono::duration<double>(now - last_).count() < every_s_) return;
+    last_ = now;
+    std::fprintf(stderr, "progress: %zu of %zu cases done in %.0f s; running %s\n", done, total, elapsed,
+                 running.c_str());
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool quiet_;
+  bool tty_;
+  double every_s_ = 10.0;
+  Clock::time_point t0_, last_;
+};
 
 /// Judge (baseline) and write every requested artefact, then print the summary.
 /// Everything about the inputs that can be wrong, checked before anything runs (bad input
@@ -78,7 +154,8 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
     if (path.empty()) return;
     std::ostringstream text;
     writer(text);
-    write_file_atomic(path, text.str());
+    if (path == "-") std::fputs(text.str().c_str(), stdout);  // --json -: stdout is the record's
+    else write_file_atomic(path, text.str());
   };
   render(cfg.json_path, [&](std::ostream& o) {
     o << record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -91,9 +168,11 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
   });
   reports::append_step_summary(record);
   const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record);
-  if (cfg.quiet) std::fputs(text.substr(text.rfind("\nverdict:") + 1).c_str(), stdout);
-  else std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  // With the record on stdout (--json -), the summary goes to stderr.
+  std::FILE* out = cfg.json_path == "-" ? stderr : stdout;
+  const std::string shown = cfg.quiet ? text.substr(text.rfind("\nverdict:") + 1) : text;
+  std::fputs(paint(shown, out).c_str(), out);
+  std::fflush(out);
   return record["summary"].value("exit_code", 1);
 }
 
@@ -146,9 +225,14 @@ int run_app(const AppConfig& cfg) {
     return finish(record, cfg, baseline);
   }
   std::vector<const CaseInfo*> selected;
-  for (const CaseInfo* c : select_cases(cfg.filters))
+  for (const CaseInfo* c : select_cases(Selection{cfg.filters, cfg.excludes, cfg.requirements}))
     if (applies_to(*c, cfg.kind)) selected.push_back(c);
-  if (selected.empty()) throw BadInput{"no case matches the given --filter patterns"};
+  if (selected.empty()) {
+    for (const std::string& r : cfg.requirements)
+      if (!find_requirement(r) && r.find_first_of("*?[") == std::string::npos)
+        throw BadInput{fmt::format("--requirement {}: no such requirement id in the checklist (ids look like DEL-02)", r)};
+    throw BadInput{"no case matches the given --filter/--exclude/--requirement selection"};
+  }
 
   if (cfg.list && !cfg.json_path.empty()) return list_json(selected, cfg.json_path);
   if (cfg.list) {
@@ -171,6 +255,34 @@ int run_app(const AppConfig& cfg) {
   opt.worker_command = cfg.worker_command;
   opt.loader = cfg.loader;
   opt.subject_kind = cfg.kind;
+  RecordOptions ro;
+  ro.command_line = cfg.command_line;
+  ro.filters = cfg.filters;
+  ro.excludes = cfg.excludes;
+  ro.requirements = cfg.requirements;
+  ro.exitfirst = cfg.exitfirst;
+  ro.timeout_s = cfg.timeout_s;
+  ro.isolation = isolation;
+  ro.strict = cfg.strict;
+  ro.deterministic = cfg.deterministic;
+  ProgressLine progress(cfg.quiet);
+  opt.progress = std::ref(progress);
+  if (cfg.exitfirst) {
+    // Unexpected as the verdict will judge it: fail, crash, timeout, error (warn with --strict),
+    // unless the baseline expects it.
+    opt.stop_after = [&](const std::vector<SubjectInfo>& subjects, const CaseResult& r) {
+      const Status st = r.outcome.status;
+      const bool bad = st == Status::fail || st == Status::crash || st == Status::timeout || st == Status::error ||
+                       (cfg.strict && st == Status::warn);
+      if (!bad || !baseline) return bad;
+      RunResult one;
+      one.subjects = subjects;
+      one.results = {r};
+      nlohmann::ordered_json probe = make_run_record(one, ro);
+      reports::apply_baseline(probe, *baseline, cfg.baseline_path);
+      return probe["results"].at(0).value("status", "") != "xfail";
+    };
+  }
   RunResult run;
   try {
     run = run_cases(opt, selected);
@@ -178,13 +290,6 @@ int run_app(const AppConfig& cfg) {
     throw BadInput{e.message};
   }
 
-  RecordOptions ro;
-  ro.command_line = cfg.command_line;
-  ro.filters = cfg.filters;
-  ro.timeout_s = cfg.timeout_s;
-  ro.isolation = isolation;
-  ro.strict = cfg.strict;
-  ro.deterministic = cfg.deterministic;
   nlohmann::ordered_json record = make_run_record(run, ro);
   return finish(record, cfg, baseline);
 }

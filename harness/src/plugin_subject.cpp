@@ -131,8 +131,8 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
   auto entry = reinterpret_cast<dlpv_get_plugin_fn>(dlsym(handle, DLPV_ENTRY_POINT));
   if (!entry)
     throw SubjectLoadError{fmt::format(
-        "'{}' does not export {}(): not a dlpack-validate plugin (see harness/include/"
-        "dlpack_validate/plugin.h)", path, DLPV_ENTRY_POINT)};
+        "'{}' does not export {}(): not a dlpack-validate plugin (see include/dlpack_validate/"
+        "plugin.h and docs/plugin.md)", path, DLPV_ENTRY_POINT)};
   load_step("entry");
   const DLPVPlugin* table = entry();
   if (!table) throw SubjectLoadError{fmt::format("'{}': {}() returned NULL", path, DLPV_ENTRY_POINT)};

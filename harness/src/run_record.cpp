@@ -78,6 +78,9 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                     {"isolate", to_string(opt.isolation)},
                     {"strict", opt.strict},
                     {"baseline", nullptr}};
+  if (!opt.excludes.empty()) rec["options"]["exclude"] = opt.excludes;
+  if (!opt.requirements.empty()) rec["options"]["requirements"] = opt.requirements;
+  if (opt.exitfirst) rec["options"]["exitfirst"] = true;
   if (opt.isolation == Isolation::none)
     rec["options"]["warning"] =
         "--isolate=none: cases ran inside the validator process; a crash in the library "

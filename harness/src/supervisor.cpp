@@ -37,12 +37,21 @@ const char* to_string(Isolation i) {
   return "worker";
 }
 
-std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters) {
+std::vector<const CaseInfo*> select_cases(const Selection& sel) {
+  auto any = [](const std::vector<std::string>& globs, const std::string& text) {
+    for (const std::string& g : globs)
+      if (glob_match(g, text)) return true;
+    return false;
+  };
   std::vector<const CaseInfo*> out;
   for (const CaseInfo& c : Registry::instance().cases()) {
-    bool keep = filters.empty();
-    for (const std::string& f : filters) keep = keep || glob_match(f, c.id);
-    if (keep) out.push_back(&c);
+    if (!sel.filters.empty() && !any(sel.filters, c.id)) continue;
+    if (any(sel.excludes, c.id)) continue;
+    if (!sel.requirements.empty() &&
+        std::none_of(c.requirements.begin(), c.requirements.end(),
+                     [&](const std::string& r) { return any(sel.requirements, r); }))
+      continue;
+    out.push_back(&c);
   }
   return out;
 }
@@ -542,6 +551,13 @@ std::vector<CaseResult> plan(const std::vector<const CaseInfo*>& cases,
 }
 }  // namespace
 
+namespace {
+std::string stopped_reason(const CaseResult& r) {
+  return fmt::format("-x/--exitfirst: the run stopped after the first unexpected result ({} {})", r.info->id,
+                     to_string(r.outcome.status));
+}
+}  // namespace
+
 RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases) {
   RunResult run;
   run.started_at = protocol::iso_now();
@@ -553,10 +569,22 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
       subjects.push_back(options.loader(options.subject_paths[i], static_cast<int>(i)));
       run.subjects.push_back(subjects.back()->info());
     }
-    run.results = plan(cases, run.subjects);
-    for (CaseResult& r : run.results)
-      r.outcome = run_case_in_process(*r.info, *subjects[static_cast<size_t>(r.subject)], {},
-                                      r.peer >= 0 ? subjects[static_cast<size_t>(r.peer)].get() : nullptr);
+    const std::vector<CaseResult> planned = plan(cases, run.subjects);
+    NotRun rest;  // -x: what the run did not reach
+    for (const CaseResult& r : planned) {
+      if (!rest.reason.empty()) {
+        rest.cases.push_back(r.info->id);
+        continue;
+      }
+      if (options.progress) options.progress(run.results.size(), planned.size(), r.info->id);
+      CaseResult done = r;
+      done.outcome = run_case_in_process(*r.info, *subjects[static_cast<size_t>(r.subject)], {},
+                                         r.peer >= 0 ? subjects[static_cast<size_t>(r.peer)].get() : nullptr);
+      run.results.push_back(std::move(done));
+      if (options.stop_after && options.stop_after(run.subjects, run.results.back()))
+        rest.reason = stopped_reason(run.results.back());
+    }
+    if (!rest.cases.empty()) run.not_run.push_back(std::move(rest));
   } else {
     Supervisor sup(options, run);
     CaseOutcome load_failure;
@@ -604,21 +632,30 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
       if (!nr.cases.empty()) run.not_run.push_back(std::move(nr));
     } else {
       NotRun rest;
+      std::string stopped;  // -x: the result that ended the run
       for (const CaseResult& r : planned) {
         CaseResult done = r;
-        if (!rest.cases.empty() || !sup.run_one(*r.info, r.subject, r.peer, done.outcome)) {
+        if (!stopped.empty() || !rest.cases.empty()) {
+          rest.cases.push_back(label(r));
+          continue;
+        }
+        if (options.progress) options.progress(run.results.size(), planned.size(), label(r));
+        if (!sup.run_one(*r.info, r.subject, r.peer, done.outcome)) {
           rest.cases.push_back(label(r));
           continue;
         }
         run.results.push_back(std::move(done));
+        if (options.stop_after && options.stop_after(run.subjects, run.results.back()))
+          stopped = stopped_reason(run.results.back());
       }
       if (!rest.cases.empty()) {
-        rest.reason = "the subject ends its own process: " + sup.gave_up_reason();
+        rest.reason = !stopped.empty() ? stopped : "the subject ends its own process: " + sup.gave_up_reason();
         run.not_run.push_back(std::move(rest));
       }
     }
     sup.finish();
   }
+  if (options.progress) options.progress(run.results.size(), run.results.size(), "");
   run.supervisor_max_rss_kib = own_peak_rss_kib();
   run.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return run;

@@ -171,13 +171,21 @@ DLPV_LAYOUT_CHECK(device_values, (int)kDLCPU == (int)DLPV_DEV_CPU &&
 #define DLPV_ERROR 2       /* anything else; details from last_error() */
 #define DLPV_NO_STREAM INT64_MIN
 
+/* Layouts a producer is asked for (DLPVRequest.layout). Strides count elements; for shape
+ * (3, 4) the validator's own tensors use the strides shown. Logical element i (row-major over
+ * the shape) must hold dlpv_pattern_value(dtype, i), whatever the memory order, except for
+ * BROADCAST. A layout the library cannot make is refused with DLPV_UNSUPPORTED; answering with
+ * compact row-major strides instead is a copy, which a versioned tensor must flag IS_COPIED.
+ * (docs/plugin.md has the table.) */
 enum {
-  DLPV_LAYOUT_CONTIGUOUS = 0, /* row-major compact */
-  DLPV_LAYOUT_FORTRAN = 1,    /* column-major (transpose of a contiguous array) */
-  DLPV_LAYOUT_STRIDED = 2,    /* every 2nd element along the last axis of a 2x wider array */
-  DLPV_LAYOUT_OFFSET = 3,     /* view starting at element 1 of a 1-longer buffer */
-  DLPV_LAYOUT_REVERSED = 4,   /* axis 0 reversed (negative stride) */
-  DLPV_LAYOUT_BROADCAST = 5   /* axis 0 broadcast (stride 0) */
+  DLPV_LAYOUT_CONTIGUOUS = 0, /* row-major compact: (4, 1) */
+  DLPV_LAYOUT_FORTRAN = 1,    /* column-major, the transpose of a compact array: (1, 3) */
+  DLPV_LAYOUT_STRIDED = 2,    /* every 2nd element along the last axis of a 2x wider array: (8, 2) */
+  DLPV_LAYOUT_OFFSET = 3,     /* a view from element 1 of a 1-longer buffer (data or byte_offset): (4, 1) */
+  DLPV_LAYOUT_REVERSED = 4,   /* axis 0 reversed, a negative stride: (-4, 1); data + byte_offset
+                                 addresses logical element (0, 0), the last row in memory */
+  DLPV_LAYOUT_BROADCAST = 5   /* axis 0 broadcast, stride 0: (0, 1); one row in memory, so
+                                 element i holds the pattern of i mod (size / shape[0]) */
 };
 #define DLPV_REQ_READ_ONLY (1u << 0) /* the source array is read-only */
 #define DLPV_REQ_COPY (1u << 1)      /* the consumer asks for a copy (copy=True) */
@@ -198,7 +206,9 @@ typedef struct DLPVRequest {
   uint32_t layout;           /* DLPV_LAYOUT_* */
   uint32_t flags;            /* DLPV_REQ_* */
   DLPackVersion max_version; /* consumer's max version (export_versioned only) */
-  int64_t stream;            /* consumer stream per the array-API stream table, or DLPV_NO_STREAM */
+  int64_t stream;            /* consumer stream per the array-API stream table, or DLPV_NO_STREAM.
+                                A CPU array takes no stream (array API: stream=None only for
+                                kDLCPU): a CPU export given one must refuse it (STRM-04). */
   DLDevice target_device;    /* like dl_device=: {0,0} means the source's own device */
 } DLPVRequest;
 

@@ -80,6 +80,9 @@ int run(const py::dict& opts) {
   AppConfig cfg;
   cfg.subjects = strings(opts, "subjects");
   cfg.filters = strings(opts, "filters");
+  if (opts.contains("excludes")) cfg.excludes = strings(opts, "excludes");
+  if (opts.contains("requirements")) cfg.requirements = strings(opts, "requirements");
+  if (opts.contains("exitfirst")) cfg.exitfirst = opts["exitfirst"].cast<bool>();
   auto path = [&](const char* key) {
     return opts.contains(key) && !opts[key].is_none() ? opts[key].cast<std::string>() : std::string();
   };

@@ -1,7 +1,7 @@
 """dlpack-validate for Python packages: ``python -m validator PKG...``.
 
 The checks are the C++ harness's (module ``_dlpack_validate``); this package parses the
-options and turns package names into adapters (DESIGN §4, see ``validator.adapters``).
+options and turns package names into adapters (docs/adapters.md, ``validator.adapters``).
 """
 from ._dlpack_validate import pattern, pattern_bytes, tool_version as __version__  # noqa: F401
 

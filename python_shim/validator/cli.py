@@ -28,11 +28,19 @@ def _parser():
                    help="importable package names (numpy, torch, ...) or MODULE:ATTR adapters")
     p.add_argument("--adapter", action="append", default=[], metavar="MODULE:ATTR",
                    help="an adapter object (or class/factory) for a package without a built-in "
-                        "one (repeatable; DESIGN §4 protocol)")
+                        "one (repeatable; the protocol: docs/adapters.md)")
     p.add_argument("--list", action="store_true", help="list the selected cases and exit")
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
                    help="run only cases whose id matches GLOB (repeatable)")
-    p.add_argument("--json", metavar="PATH", help="write the canonical JSON run record to PATH")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out cases whose id matches GLOB (repeatable)")
+    p.add_argument("--requirement", action="append", default=[], metavar="ID",
+                   help="run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)")
+    p.add_argument("-x", "--exitfirst", action="store_true",
+                   help="stop after the first unexpected result (the cases left are listed once as not run)")
+    p.add_argument("--json", metavar="PATH",
+                   help="write the canonical JSON run record to PATH ('-': stdout, the summary then goes "
+                        "to stderr; with --list: the declarations)")
     _add_report_options(p)
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="per-case time limit in seconds (default 10)")
@@ -121,11 +129,13 @@ def main(argv=None):
     if report:
         args = _report_parser().parse_args(argv[1:])
         args.packages, args.adapter, args.filter, args.json = [], [], [], None
+        args.exclude, args.requirement, args.exitfirst = [], [], False
         args.timeout, args.isolate, args.deterministic, args.list, args.version = 10.0, "worker", False, False, False
     elif bench:
         args = _bench_parser().parse_args(argv[1:])
-        for name in ("adapter", "filter"):
+        for name in ("adapter", "filter", "exclude", "requirement"):
             setattr(args, name, [])
+        args.exitfirst = False
         args.deterministic = args.list = args.version = False
     else:
         args = _parser().parse_args(argv)
@@ -140,6 +150,9 @@ def main(argv=None):
     options = {
         "subjects": subjects,
         "filters": args.filter,
+        "excludes": args.exclude,
+        "requirements": args.requirement,
+        "exitfirst": args.exitfirst,
         "json": args.json,
         "timeout": args.timeout,
         "isolate": args.isolate,

@@ -122,3 +122,41 @@ TEST_CASE("a library that dies at load: one result for the load, every case once
   CHECK(r.not_run[0].cases.size() == select_cases({"consumer.roundtrip.*"}).size());
   CHECK(r.not_run[0].reason.find("crashes at load") != std::string::npos);
 }
+
+TEST_CASE("selection: --exclude and --requirement narrow --filter") {
+  const auto all = select_cases(Selection{{"consumer.roundtrip.*"}, {}, {}});
+  const auto no_legacy = select_cases(Selection{{"consumer.roundtrip.*"}, {"*.legacy"}, {}});
+  CHECK(no_legacy.size() * 2 == all.size());
+  for (const CaseInfo* c : no_legacy) CHECK(c->id.find(".legacy") == std::string::npos);
+  const auto layout = select_cases(Selection{{}, {}, {"LAYOUT-1?"}});
+  REQUIRE(!layout.empty());
+  for (const CaseInfo* c : layout) {
+    bool cites = false;
+    for (const auto& q : c->requirements) cites = cites || q.rfind("LAYOUT-1", 0) == 0;
+    CHECK_MESSAGE(cites, c->id);
+  }
+}
+
+TEST_CASE("-x: the run stops after the result the predicate picks; the rest is listed once as not run") {
+  for (Isolation iso : {Isolation::worker, Isolation::none}) {
+    RunOptions o;
+    o.subject_paths = {DLPV_REFERENCE_PLUGIN};
+    o.isolation = iso;
+    o.worker_command = {DLPV_VALIDATOR_EXE};
+    o.loader = load_plugin_subject;
+    int asked = 0;
+    o.stop_after = [&](const std::vector<SubjectInfo>&, const CaseResult&) { return ++asked == 2; };
+    std::vector<std::pair<size_t, size_t>> seen;
+    o.progress = [&](size_t done, size_t total, const std::string&) { seen.emplace_back(done, total); };
+    const auto cases = select_cases(Selection{{"consumer.roundtrip.float32.*", "consumer.byte_offset.*"}, {}, {}});
+    REQUIRE(cases.size() == 4);
+    RunResult r = run_cases(o, cases);
+    CHECK(r.results.size() == 2);
+    REQUIRE(r.not_run.size() == 1);
+    CHECK(r.not_run[0].cases.size() == 2);
+    CHECK(r.not_run[0].reason.find("--exitfirst") != std::string::npos);
+    REQUIRE(seen.size() == 3);  // before each of the two cases run, and the end
+    CHECK(seen[0] == std::make_pair(size_t{0}, size_t{4}));
+    CHECK(seen[2] == std::make_pair(size_t{2}, size_t{2}));
+  }
+}

@@ -22,7 +22,10 @@ inline constexpr int kExitInternal = 3;
 struct AppConfig {
   std::vector<std::string> subjects;   ///< LIB.so paths or Python package names
   std::vector<std::string> filters;
-  std::string json_path;
+  std::vector<std::string> excludes;      ///< --exclude GLOB
+  std::vector<std::string> requirements;  ///< --requirement ID (globs over checklist ids)
+  bool exitfirst = false;                 ///< -x: stop after the first unexpected result
+  std::string json_path;                  ///< "-": the record on stdout (the summary on stderr)
   std::string html_path;
   std::string junit_path;
   std::string summary_md_path;

@@ -16,6 +16,9 @@ inline constexpr const char* kToolVersion = "0.1.0";
 struct RecordOptions {
   std::vector<std::string> command_line;
   std::vector<std::string> filters;
+  std::vector<std::string> excludes;      ///< shown in the record only when given
+  std::vector<std::string> requirements;  ///< shown in the record only when given
+  bool exitfirst = false;                 ///< shown in the record only when given
   double timeout_s = 10.0;
   Isolation isolation = Isolation::worker;
   bool strict = false;

@@ -28,6 +28,12 @@ struct RunOptions {
   /// Kind of the subjects ("plugin", "python"): what a subject that never loaded is taken to
   /// be when its cases are listed as not run.
   std::string subject_kind = "plugin";
+  /// Called before each case runs (`running` names it) and once at the end (`running` empty):
+  /// cases done so far and in all.
+  std::function<void(size_t done, size_t total, const std::string& running)> progress;
+  /// -x/--exitfirst: asked after each result; true ends the run there, and the cases left are
+  /// listed once as not run (the reason names the result that stopped it).
+  std::function<bool(const std::vector<SubjectInfo>& subjects, const struct CaseResult& result)> stop_after;
 };
 
 struct CaseResult {
@@ -68,8 +74,17 @@ struct RunResult {
   long supervisor_max_rss_kib = 0;  ///< peak resident memory of the supervisor process
 };
 
-/// Cases selected by the filters, in id order (all cases when there are no filters).
-std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters);
+/// Which cases a run takes: --filter, --exclude and --requirement.
+struct Selection {
+  std::vector<std::string> filters;       ///< globs over case ids; empty = all
+  std::vector<std::string> excludes;      ///< globs over case ids to leave out
+  std::vector<std::string> requirements;  ///< checklist ids (globs): a case citing one is kept
+};
+/// The selected cases, in id order.
+std::vector<const CaseInfo*> select_cases(const Selection& selection);
+inline std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters) {
+  return select_cases(Selection{filters, {}, {}});
+}
 
 /// Run every selected case on every subject. Throws SubjectLoadError when a subject cannot
 /// be loaded cleanly (bad input: exit code 2).

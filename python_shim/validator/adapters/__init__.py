@@ -1,4 +1,4 @@
-"""Adapters: how the validator makes, imports and reads arrays of a package (DESIGN §4).
+"""Adapters: how the validator makes, imports and reads arrays of a package (docs/adapters.md).
 
 An adapter is any object with::
 
@@ -103,7 +103,7 @@ def resolve(spec):
 def _check(adapter, spec):
     missing = [a for a in ("name", "version", "make") if not hasattr(adapter, a)]
     if missing:
-        raise LoadError(f"the adapter for '{spec}' lacks {', '.join(missing)} (DESIGN §4 protocol)")
+        raise LoadError(f"the adapter for '{spec}' lacks {', '.join(missing)} (the adapter protocol: docs/adapters.md)")
     return adapter
 
 

@@ -50,6 +50,8 @@ int run_cli(int argc, char** argv) {
                "Exit codes: 0 nothing unexpected, 1 unexpected fail/crash/timeout/error (or warn\n"
                "with --strict), 2 bad input, 3 internal error.",
                "dlpack-validate"};
+  app.footer("Docs (in the repository): README.md; docs/plugin.md (writing a plugin), docs/baselines.md,\n"
+             "docs/ci.md (CI recipes), docs/run-record.md (the --json record); the case ids: cases/README.md.");
   dlpv::AppConfig cfg;
   app.add_option("subjects", cfg.subjects, "plugin libraries to validate (LIB.so ...)");
   app.add_flag("--list", cfg.list, "list the selected cases and exit");

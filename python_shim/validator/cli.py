@@ -23,7 +23,9 @@ def _parser():
                     "dlpack-validate cases on each PKG as producer, consumer and exchange-API "
                     "provider.",
         epilog="Exit codes: 0 nothing unexpected, 1 unexpected fail/crash/timeout/error (or warn "
-               "with --strict), 2 bad input, 3 internal error.")
+               "with --strict), 2 bad input, 3 internal error. Docs (in the repository): README.md; "
+               "docs/adapters.md (adapters for a package), docs/baselines.md, docs/ci.md (CI "
+               "recipes), docs/run-record.md (the --json record).")
     p.add_argument("packages", nargs="*", metavar="PKG",
                    help="importable package names (numpy, torch, ...) or MODULE:ATTR adapters")
     p.add_argument("--adapter", action="append", default=[], metavar="MODULE:ATTR",

@@ -70,6 +70,23 @@ def main():
     p = run(["-q", "--filter", "python.capsule.*", OK])
     if p.returncode != 0 or len(p.stdout.strip().splitlines()) != 1:
         problems.append(f"-q: exit {p.returncode}, output {p.stdout!r}")
+    # Selection and flow, as in the C CLI: --exclude, --requirement, -x, --json - (record on
+    # stdout, summary on stderr).
+    p = run(["--filter", "python.kw.*", "--exclude", "*copy*", "--requirement", "KW-*", "-x", "--json", "-", OK])
+    try:
+        rec = json.loads(p.stdout)
+        ids = [r["id"] for r in rec["results"]]
+        if not ids or any("copy" in i or not i.startswith("python.kw.") for i in ids):
+            problems.append(f"--exclude/--filter: {ids}")
+        if rec["options"].get("exclude") != ["*copy*"] or not rec["options"].get("exitfirst"):
+            problems.append(f"record options: {rec['options']}")
+    except ValueError:
+        problems.append(f"--json -: stdout is not the record: {p.stdout[:200]!r}")
+    if "verdict:" not in p.stderr:
+        problems.append("--json -: the summary is not on stderr")
+    p = run(["--timeout", "abc", OK])
+    if p.returncode != 2 or "abc" not in p.stderr:
+        problems.append(f"--timeout abc: exit {p.returncode} {p.stderr!r}")
     for x in problems:
         print("PROBLEM:", x)
     print(f"{len(problems)} problem(s)")

@@ -5,6 +5,7 @@
 // CSP that blocks scripts (a JS-built table would be empty), so the inline script only adds
 // filtering and sorting. Every string from the record is escaped: library names, messages
 // and captured output are controlled by the code under test.
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -22,7 +23,8 @@ using detail::html_escape;
 
 namespace {
 
-constexpr std::size_t k_output_limit = 16 * 1024;
+// Records up to this size (as embedded) are embedded whole.
+constexpr std::size_t k_embed_limit = 256 * 1024;
 
 std::string row(const std::string& key, const std::string& value_html) {
   return "<tr><th scope=\"row\">" + html_escape(key) + "</th><td>" + value_html + "</td></tr>\n";
@@ -39,7 +41,7 @@ std::string subject_names(const json& run) {
   return out;
 }
 
-std::string banner(const json& run) {
+std::string banner(const json& run, const std::vector<detail::AttentionGroup>& groups) {
   const json& sum = detail::member(run, "summary");
   bool pass = detail::text(sum, "verdict") == "pass";
   std::string out = fmt::format(
@@ -52,11 +54,34 @@ std::string banner(const json& run) {
       detail::is_strict(run) ? " (strict: warnings and unexpected passes count)" : "",
       html_escape(detail::text(sum, "exit_code")));
   const json& counts = detail::member(sum, "counts");
+  const bool strict = detail::is_strict(run);
   for (auto s : detail::k_statuses) {
     std::string n = detail::text(counts, std::string(s).c_str());
-    out += fmt::format(FMT_STRING("<li class=\"st st-{0}\">{0}: {1}</li>"), s, n.empty() ? "0" : html_escape(n));
+    std::string item = fmt::format(FMT_STRING("{}: {}"), s, n.empty() ? "0" : html_escape(n));
+    // An unexpected status that occurred links to its first group under "Needs attention".
+    if (detail::is_unexpected(s, strict) && !n.empty() && n != "0") {
+      auto g = std::find_if(groups.begin(), groups.end(),
+                            [&](const detail::AttentionGroup& a) { return a.counts.count(std::string(s)) > 0; });
+      item = "<a href=\"#" + (g == groups.end() ? std::string("unexpected") : g->anchor) + "\">" + item + "</a>";
+    }
+    out += fmt::format(FMT_STRING("<li class=\"st st-{}\">{}</li>"), s, item);
   }
   out += "</ul>\n";
+  if (!groups.empty()) {
+    constexpr std::size_t k_listed = 8;
+    out += "<nav aria-label=\"unexpected results\"><p><a href=\"#unexpected\">Needs attention</a>, by failed "
+           "requirement:</p>\n<ul class=\"groups\">";
+    for (std::size_t i = 0; i < groups.size() && i < k_listed; ++i) {
+      const auto& g = groups[i];
+      out += fmt::format(FMT_STRING("<li><a href=\"#{}\">{}</a> {}</li>"), g.anchor,
+                         g.requirement.empty() ? std::string("(no requirement)") : code(g.requirement),
+                         html_escape(g.describe()));
+    }
+    if (groups.size() > k_listed) {
+      out += fmt::format(FMT_STRING("<li><a href=\"#unexpected\">{} more</a></li>"), groups.size() - k_listed);
+    }
+    out += "</ul></nav>\n";
+  }
   const json& complete = detail::member(run, "complete");
   if (complete.is_boolean() && !complete.get<bool>()) {
     out += "<p class=\"notice\">Incomplete run: the validator was interrupted; results after "
@@ -148,114 +173,12 @@ std::string baseline_section(const json& run) {
   return out + "</section>\n";
 }
 
-std::string params_text(const json& r) {
-  std::string s;
-  const json& p = detail::member(r, "params");
-  if (p.is_object()) {
-    for (const auto& item : p.items()) {
-      s += (s.empty() ? "" : " ") + item.key() + "=" + detail::text_of(item.value());
-    }
-  }
-  return s;
-}
-
-std::string checks_table(const json& r) {
-  std::string rows;
-  for (const auto& c : detail::array_at(r, "checks")) {
-    if (detail::text(c, "status") == "pass") continue;
-    rows += "<tr><td>" + code(detail::text(c, "requirement")) + "</td><td>" +
-            detail::status_badge(detail::text(c, "status")) + "</td><td>" +
-            html_escape(detail::text(c, "message")) + "</td><td>" + html_escape(detail::text(c, "expected")) +
-            "</td><td>" + html_escape(detail::text(c, "observed")) + "</td></tr>\n";
-  }
-  if (rows.empty()) return {};
-  return "<table><thead><tr><th>check</th><th>status</th><th>message</th><th>expected</th>"
-         "<th>observed</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
-}
-
-std::string unexpected_article(const json& run, const json& r, std::size_t index) {
-  std::string st = detail::status_of(r);
-  std::string out = fmt::format(
-      FMT_STRING("<article class=\"result\" id=\"{}\" data-status=\"{}\">\n<h3>{} {} "
-                 "<small>on {}</small></h3>\n<p>{}</p>\n<table>\n"),
-      detail::result_anchor(index), html_escape(st), detail::status_badge(st),
-      code(detail::text(r, "id")), html_escape(detail::subject_label(run, r)),
-      html_escape(detail::text(r, "title")));
-  std::string reqs;
-  for (const auto& id : detail::requirements_of(r)) {
-    std::string summary = detail::requirement_summary(run, id);
-    reqs += "<li><a href=\"#req-" + html_escape(id) + "\">" + code(id) + "</a>" +
-            (summary.empty() ? "" : " " + html_escape(summary)) + "</li>";
-  }
-  out += row("requirements", reqs.empty() ? "" : "<ul>" + reqs + "</ul>");
-  out += row("severity", html_escape(detail::text(r, "severity")));
-  out += row("reason", html_escape(detail::reason_line(run, r)));
-  // Expected vs observed first: that pair is what a maintainer acts on.
-  for (const char* key : {"expected", "observed", "phase", "signal"}) {
-    std::string v = detail::text(r, key);
-    if (!v.empty()) out += row(key, html_escape(v));
-  }
-  out += row("role / area", html_escape(detail::text(r, "role") + " / " + detail::area_label(detail::text(r, "area"))));
-  if (!params_text(r).empty()) out += row("parameters", html_escape(params_text(r)));
-  const json& b = detail::member(r, "baseline");
-  if (b.is_object()) {
-    out += row("baseline", html_escape("expects " + detail::text(b, "expect") + " (" + detail::text(b, "case") +
-                                       "): " + detail::text(b, "reason") + " " + detail::text(b, "issue")));
-  }
-  out += "</table>\n" + checks_table(r);
-  std::string tail = detail::text(r, "output_tail");
-  if (!tail.empty()) {
-    out += "<p>Library output (last bytes):</p>\n<pre class=\"output\">" +
-           html_escape(detail::bounded_tail(tail, k_output_limit)) + "</pre>\n";
-  }
-  return out + "</article>\n";
-}
-
-std::string results_row(const json& run, const json& r, std::size_t index) {
-  std::string st = detail::status_of(r);
-  std::string reqs;
-  for (const auto& id : detail::requirements_of(r)) reqs += (reqs.empty() ? "" : " ") + code(id);
-  return fmt::format(
-      FMT_STRING("<tr id=\"{}\" data-status=\"{}\"><td data-key=\"{}\">{}</td><td>{}</td><td>{}</td>"
-                 "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n"),
-      detail::result_anchor(index), html_escape(st), detail::severity_rank(st), detail::status_badge(st),
-      code(detail::text(r, "id")), html_escape(detail::subject_label(run, r)),
-      html_escape(detail::area_label(detail::text(r, "area"))), html_escape(detail::text(r, "role")), reqs,
-      html_escape(params_text(r)), html_escape(detail::one_line(detail::reason_line(run, r), 300)),
-      html_escape(detail::seconds3(detail::member(r, "duration_s"))));
-}
-
-std::string results_sections(const json& run) {
-  const bool strict = detail::is_strict(run);
-  const json& results = detail::array_at(run, "results");
-  std::string unexpected, others;
-  std::size_t n_unexpected = 0, n_others = 0;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (detail::is_unexpected(detail::status_of(results[i]), strict)) {
-      unexpected += unexpected_article(run, results[i], i);
-      ++n_unexpected;
-    } else {
-      others += results_row(run, results[i], i);
-      ++n_others;
-    }
-  }
-  std::string out = fmt::format(FMT_STRING("<section id=\"unexpected\">\n<h2>Unexpected results ({})</h2>\n"),
-                                n_unexpected);
-  out += n_unexpected == 0 ? "<p>No unexpected results.</p>\n" : unexpected;
-  out += fmt::format(FMT_STRING("</section>\n<section id=\"results\">\n<h2>All other results ({})</h2>\n"),
-                     n_others);
-  out += "<table id=\"results-table\">\n<thead><tr><th>status</th><th>case</th><th>subject</th>"
-         "<th>area</th><th>role</th><th>requirements</th><th>parameters</th><th>reason</th>"
-         "<th>time (s)</th></tr></thead>\n<tbody>\n" + others + "</tbody></table>\n</section>\n";
-  return out;
-}
-
 /// Deaths and protocol breaks with no case in flight (grouped), and cases never run.
 std::string supervision_section(const json& run) {
   const auto groups = detail::incident_groups(run);
   const auto not_run = detail::not_run_lines(run);
   if (groups.empty() && not_run.empty()) return {};
-  std::string out = "<section id=\"supervision\">\n<h2>Worker incidents and cases not run</h2>\n"
+  std::string out = "<section id=\"supervision\">\n<h3>Worker incidents and cases not run</h3>\n"
                     "<p>Incidents happened with no case in flight (charged to no case; the case about to "
                     "run was run again in a fresh worker). Each counts as unexpected.</p>\n<table>\n"
                     "<thead><tr><th>what</th><th>count</th><th>detail</th></tr></thead>\n<tbody>\n";
@@ -273,6 +196,22 @@ std::string supervision_section(const json& run) {
   return out + "</tbody></table>\n</section>\n";
 }
 
+/// The whole record when it is small enough, else its head (no results): a report of a
+/// thousand cases must stay a small file, and the JSON run record has everything.
+std::string embedded_record(const json& run) {
+  std::string full = detail::script_json(run);
+  if (full.size() <= k_embed_limit) return full;
+  json head = json::object();
+  for (const auto& item : run.items()) {
+    if (item.key() != "results" && item.key() != "requirements") head[item.key()] = item.value();
+  }
+  head["abridged"] = fmt::format(
+      FMT_STRING("{} results and the requirement texts left out: the record is {} bytes, over the "
+                 "{}-byte limit for embedding; see the JSON run record (--json)"),
+      detail::array_at(run, "results").size(), full.size(), k_embed_limit);
+  return detail::script_json(head);
+}
+
 }  // namespace
 
 void write_html(const json& record, std::ostream& out) {
@@ -280,16 +219,19 @@ void write_html(const json& record, std::ostream& out) {
   const json& run = detail::with_summary(record, storage);
   const json& sum = detail::member(run, "summary");
   std::string verdict = detail::text(sum, "verdict") == "pass" ? "PASS" : "FAIL";
+  const detail::Shown shown = detail::collapse_results(run);
+  const auto groups = detail::attention_groups(run, shown);
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>dlpack-validate: " << verdict << " \xE2\x80\x94 " << html_escape(subject_names(run))
       << "</title>\n<style>" << detail::html_style() << "</style>\n</head>\n<body>\n"
-      << banner(run) << "<main>\n"
+      << banner(run, groups) << "<main>\n"
+      << detail::html_attention(run, shown, groups, supervision_section(run))
       << subjects_section(run) << environment_section(run) << baseline_section(run)
       << detail::html_bench(run)
-      << detail::html_requirement_matrix(run) << detail::html_support_matrix(run)
-      << detail::html_pair_matrix(run) << supervision_section(run) << results_sections(run) << "</main>\n"
-      << "<script type=\"application/json\" id=\"run-record\">\n" << detail::script_json(run)
+      << detail::html_requirement_matrix(run, shown) << detail::html_support_matrix(run)
+      << detail::html_pair_matrix(run) << detail::html_results(run, shown) << "</main>\n"
+      << "<script type=\"application/json\" id=\"run-record\">\n" << embedded_record(run)
       << "\n</script>\n<script>" << detail::html_script() << "</script>\n</body>\n</html>\n";
 }
 

@@ -3,7 +3,7 @@
 //
 // The report must stay readable where archived HTML is served with a strict CSP (Jenkins
 // blocks scripts and inline styles), so the CSS only decorates semantic tables and the
-// script only adds controls: with both blocked, nothing is lost but colour and sorting.
+// script only adds controls: with both blocked, nothing is lost but colour and filtering.
 // Status colours are always paired with the status word (never colour alone).
 #include "html_parts.hpp"
 
@@ -36,68 +36,75 @@ td.st-pass, td.st-fail, td.st-warn, td.st-skip, td.st-xfail, td.st-xpass { color
 .matrix td { text-align: center; min-width: 4.5em; }
 .matrix small, .tally { color: #444; font-size: 85%; }
 td.st-crash small, td.st-timeout small, td.st-error small { color: #eee; }
-article.result { border: 1px solid #ccc; border-left: 6px solid #b00020; padding: .3em 1em; margin: 1em 0; }
-article.result h3 { margin: .4em 0; }
-ul.cases { margin: 0; padding-left: 1.2em; }
 #results-filter { margin: .5em 0; display: flex; gap: .8em; align-items: center; }
-th.sortable { cursor: pointer; }
+.verdict nav p { margin: .4em 0 .1em; }
+.verdict ul.groups { display: block; list-style: disc; padding-left: 1.4em; margin: 0; }
+#unexpected > h2 { margin-top: 1em; }
+section.att { border-left: 6px solid #b00020; padding: 0 0 0 .8em; margin: .8em 0 1.2em; }
+section.att h3 { margin: .3em 0; }
+div.cause h4 { margin: .5em 0 .2em; font-size: 1em; }
+dl.eo { display: grid; grid-template-columns: max-content 1fr; gap: .1em .8em; margin: .2em 0; }
+dl.eo dt { font-weight: 600; } dl.eo dd { margin: 0; overflow-wrap: anywhere; }
+ul.affected { margin: .2em 0; padding-left: 1.2em; }
+ul.affected summary { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+ul.affected details[open] { border: 1px solid #ccc; padding: 0 .6em .4em; margin: .2em 0; }
+summary { cursor: pointer; }
+small.obs { color: #555; }
+ul.ids { margin: .2em 0 .6em; padding-left: 1.4em; font-size: 92%; }
+#results details { margin: .15em 0; }
+#results h3 { margin: 1em 0 .3em; }
+.matrix-req td.n { text-align: right; min-width: 2.5em; }
+.matrix-req details p { margin: .2em 0; font-size: 92%; }
+.matrix-req summary { color: #444; font-size: 92%; }
+p.allskip { margin: .3em 0 1em; }
 )CSS";
 }
 
 const char* html_script() {
-  // Plain ES5, no external references; adds a text filter, a status filter and
-  // click-to-sort headers to #results-table. It never creates content from the record.
+  // Plain ES5, no external references; adds a text filter and a status filter to the folded
+  // lists of #results (matching lists open, empty ones hide). It never creates content from
+  // the record.
   return R"JS(
 (function () {
-  var table = document.getElementById('results-table');
-  if (!table || !table.tBodies.length) return;
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
+  var root = document.getElementById('results');
+  if (!root) return;
+  var buckets = Array.prototype.slice.call(root.querySelectorAll('details[data-status]'));
   var bar = document.createElement('div');
   bar.id = 'results-filter';
   var text = document.createElement('input');
   text.type = 'search';
-  text.placeholder = 'filter: case id, subject, requirement, reason';
+  text.placeholder = 'filter: case id, subject, reason';
   text.size = 50;
   var status = document.createElement('select');
-  var seen = {};
+  var seen = {}, total = 0;
   status.appendChild(new Option('all statuses', ''));
-  rows.forEach(function (r) {
-    var s = r.getAttribute('data-status');
+  buckets.forEach(function (b) {
+    var s = b.getAttribute('data-status');
     if (s && !seen[s]) { seen[s] = true; status.appendChild(new Option(s, s)); }
+    total += b.querySelectorAll('li').length;
   });
   var count = document.createElement('span');
   function apply() {
     var needle = text.value.toLowerCase(), want = status.value, shown = 0;
-    rows.forEach(function (r) {
-      var ok = (!want || r.getAttribute('data-status') === want) &&
-               (!needle || r.textContent.toLowerCase().indexOf(needle) >= 0);
-      r.style.display = ok ? '' : 'none';
-      if (ok) shown++;
+    buckets.forEach(function (b) {
+      var head = b.querySelector('summary').textContent.toLowerCase();
+      var okStatus = !want || b.getAttribute('data-status') === want, any = false;
+      Array.prototype.forEach.call(b.querySelectorAll('li'), function (li) {
+        var ok = okStatus && (!needle || head.indexOf(needle) >= 0 ||
+                              li.textContent.toLowerCase().indexOf(needle) >= 0);
+        li.style.display = ok ? '' : 'none';
+        if (ok) { shown++; any = true; }
+      });
+      b.style.display = any ? '' : 'none';
+      if (needle) b.open = any;
     });
-    count.textContent = shown + ' of ' + rows.length + ' shown';
+    count.textContent = shown + ' of ' + total + ' lines shown';
   }
   text.addEventListener('input', apply);
   status.addEventListener('change', apply);
   bar.appendChild(text); bar.appendChild(status); bar.appendChild(count);
-  table.parentNode.insertBefore(bar, table);
-  var heads = table.tHead ? table.tHead.rows[0].cells : [];
-  Array.prototype.forEach.call(heads, function (th, col) {
-    th.className += ' sortable';
-    th.title = 'click to sort';
-    var asc = true;
-    th.addEventListener('click', function () {
-      rows.sort(function (a, b) {
-        var x = a.cells[col].getAttribute('data-key') || a.cells[col].textContent;
-        var y = b.cells[col].getAttribute('data-key') || b.cells[col].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return asc ? c : -c;
-      });
-      asc = !asc;
-      rows.forEach(function (r) { body.appendChild(r); });
-    });
-  });
+  var h2 = root.querySelector('h2');
+  root.insertBefore(bar, h2 ? h2.nextSibling : root.firstChild);
   apply();
 })();
 )JS";

@@ -78,46 +78,54 @@ std::string requirement_area(const json& run, const std::string& id, const json&
   return a.empty() ? text(first_result, "area") : a;
 }
 
-std::string case_item(const json& run, const json& r, std::size_t index) {
-  return fmt::format(FMT_STRING("<li>{} <a href=\"#{}\"><code>{}</code></a> <small>{}</small></li>"),
-                     status_badge(status_of(r)), result_anchor(index), html_escape(text(r, "id")),
-                     html_escape(subject_label(run, r)));
-}
-
-std::string cases_cell(const json& run, const std::vector<std::size_t>& idx) {
+/// The cases of one requirement by status; unexpected and other non-pass cases link to where
+/// they are shown, passes are plain ids (there can be hundreds). Identical results on several
+/// subjects are one id with a count.
+std::string cases_details(const json& run, const Shown& shown, const std::vector<std::size_t>& idx) {
   const json& results = array_at(run, "results");
-  constexpr std::size_t k_inline = 12;
-  std::string out = "<ul class=\"cases\">";
-  if (idx.size() <= k_inline) {
-    for (auto i : idx) out += case_item(run, results[i], i);
-    return out + "</ul>";
-  }
-  // Long lists: every non-pass case stays visible, passes fold away (works without JS).
-  std::string folded;
-  std::size_t n_folded = 0;
+  std::map<int, std::pair<std::string, std::vector<std::size_t>>> by_status;  // worst first
+  std::set<std::size_t> seen;
   for (auto i : idx) {
-    if (status_of(results[i]) == "pass") {
-      folded += case_item(run, results[i], i);
-      ++n_folded;
-    } else {
-      out += case_item(run, results[i], i);
+    std::size_t g = shown.group_of[i];
+    if (!seen.insert(g).second) continue;
+    std::string st = status_of(results[i]);
+    auto& slot = by_status[-severity_rank(st)];
+    slot.first = st;
+    slot.second.push_back(g);
+  }
+  std::string out = fmt::format(FMT_STRING("<details><summary>{} case{}</summary>"), idx.size(),
+                                idx.size() == 1 ? "" : "s");
+  for (const auto& [rank, slot] : by_status) {
+    std::size_t n = 0;
+    for (auto g : slot.second) n += shown.groups[g].size();
+    out += fmt::format(FMT_STRING("<p>{} ({}): "), status_badge(slot.first), n);
+    bool first = true;
+    for (auto g : slot.second) {
+      const auto& members = shown.groups[g];
+      std::string id = "<code>" + html_escape(text(results[members.front()], "id")) + "</code>";
+      if (slot.first != "pass") id = "<a href=\"#" + result_anchor(members.front()) + "\">" + id + "</a>";
+      out += (first ? "" : ", ") + id;
+      if (members.size() > 1) out += fmt::format(FMT_STRING(" &times;{}"), members.size());
+      first = false;
     }
+    out += "</p>";
   }
-  out += "</ul>";
-  if (n_folded > 0) {
-    out += fmt::format(FMT_STRING("<details><summary>{} passing cases</summary><ul class=\"cases\">{}</ul></details>"),
-                       n_folded, folded);
-  }
-  return out;
+  return out + "</details>";
 }
 
 }  // namespace
 
-std::string html_requirement_matrix(const json& run) {
+std::string html_requirement_matrix(const json& run, const Shown& shown) {
   std::map<std::string, std::vector<std::size_t>> cases;  // requirement -> result indexes
   const json& results = array_at(run, "results");
+  std::set<std::string> present;  // statuses that occur in the run: one count column each
   for (std::size_t i = 0; i < results.size(); ++i) {
+    present.insert(status_of(results[i]));
     for (const auto& id : requirements_of(results[i])) cases[id].push_back(i);
+  }
+  std::vector<std::string> columns;
+  for (auto st : k_statuses) {
+    if (present.count(std::string(st))) columns.emplace_back(st);
   }
   // area -> requirement ids, areas in the canonical order, unknown areas after them.
   std::map<std::pair<std::size_t, std::string>, std::vector<std::string>> areas;
@@ -127,14 +135,17 @@ std::string html_requirement_matrix(const json& run) {
   }
   std::string out =
       "<section id=\"requirement-matrix\">\n<h2>Requirements</h2>\n"
-      "<p>Each requirement id of the checklist that a selected case checks, with the cases "
-      "and the worst status among them.</p>\n";
+      "<p>Each requirement id of the checklist that a selected case checks: the worst status among "
+      "its cases, how many cases ended in each status, and the cases themselves (folded).</p>\n";
   if (areas.empty()) return out + "<p>No case in this run names a requirement.</p>\n</section>\n";
   out += "<table class=\"matrix-req\">\n<thead><tr><th>requirement</th><th>level</th>"
-         "<th>summary</th><th>status</th><th>cases</th></tr></thead>\n";
+         "<th>summary and cases</th><th>worst</th>";
+  for (const auto& c : columns) out += "<th>" + html_escape(c) + "</th>";
+  out += "</tr></thead>\n";
+  const std::size_t width = 4 + columns.size();
   for (auto& [key, ids] : areas) {
     std::sort(ids.begin(), ids.end(), requirement_less);
-    out += fmt::format(FMT_STRING("<tbody><tr><th colspan=\"5\" class=\"area\">{}</th></tr>\n"),
+    out += fmt::format(FMT_STRING("<tbody><tr><th colspan=\"{}\" class=\"area\">{}</th></tr>\n"), width,
                        html_escape(area_label(key.second)));
     for (const auto& id : ids) {
       Tally t;
@@ -145,9 +156,15 @@ std::string html_requirement_matrix(const json& run) {
         req = run["requirements"][id];
       }
       out += fmt::format(FMT_STRING("<tr id=\"req-{0}\"><th scope=\"row\"><code>{0}</code></th>"
-                                    "<td>{1}</td><td>{2}</td>{3}<td>{4}</td></tr>\n"),
-                         html_escape(id), html_escape(text(req, "level")),
-                         html_escape(text(req, "summary")), t.cell(), cases_cell(run, cases[id]));
+                                    "<td>{1}</td><td>{2}{3}</td><td class=\"st-{4}\">{4}</td>"),
+                         html_escape(id), html_escape(text(req, "level")), html_escape(text(req, "summary")),
+                         cases_details(run, shown, cases[id]), html_escape(t.worst));
+      for (const auto& c : columns) {
+        auto it = t.counts.find(c);
+        out += it == t.counts.end() ? "<td class=\"n\"></td>"
+                                    : fmt::format(FMT_STRING("<td class=\"n\">{}</td>"), it->second);
+      }
+      out += "</tr>\n";
     }
     out += "</tbody>\n";
   }
@@ -180,6 +197,8 @@ std::vector<std::string> canonical_first(const std::vector<std::string>& canon,
 struct Grid {
   std::vector<std::string> dtypes, layouts, versions;
   std::map<std::tuple<std::string, std::string, std::string>, Tally> cells;
+  int cases = 0, skips = 0;
+  std::map<std::string, int> skip_reasons;  ///< message -> count
 };
 
 std::string grid_table(const Grid& g) {
@@ -232,6 +251,11 @@ std::string html_support_matrix(const json& run) {
       add_ordered(g.layouts, layout);
       add_ordered(g.versions, version);
       g.cells[{dtype, layout, version}].add(status_of(r));
+      ++g.cases;
+      if (status_of(r) == "skip") {
+        ++g.skips;
+        ++g.skip_reasons[one_line(text(r, "message"), 300)];
+      }
     }
     std::string name = html_escape(subject_name(run, static_cast<long long>(s)));
     if (devices.empty()) {
@@ -240,7 +264,18 @@ std::string html_support_matrix(const json& run) {
     }
     for (const auto& d : devices) {
       out += "<h3>" + name + (d.empty() ? "" : " &mdash; device " + html_escape(d)) + "</h3>\n";
-      out += grid_table(by_device[d]);
+      const Grid& g = by_device[d];
+      if (g.cases > 0 && g.skips == g.cases) {  // nothing ran: one line saying why, no table
+        auto common = std::max_element(g.skip_reasons.begin(), g.skip_reasons.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+        out += fmt::format(FMT_STRING("<p class=\"allskip\">{} All {} producer cases skipped{}: {}</p>\n"),
+                           status_badge("skip"), g.cases,
+                           common->second == g.cases ? std::string()
+                                                     : fmt::format(FMT_STRING("; most often ({} cases)"), common->second),
+                           html_escape(common->first.empty() ? std::string("no reason given") : common->first));
+        continue;
+      }
+      out += grid_table(g);
     }
   }
   if (subjects.empty()) out += "<p>No subjects.</p>\n";

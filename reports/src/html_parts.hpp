@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common.hpp"
 
@@ -28,7 +29,46 @@ struct Tally {
   std::string cell() const;
 };
 
-std::string html_requirement_matrix(const json& run);
+/// Results shown once for several subjects: identical id, status, reason, expected,
+/// observed and output. groups are sets of result indexes in first-seen order.
+struct Shown {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::size_t> group_of;  ///< result index -> its group
+  /// Element id where result #index is shown ("r-<first index of its group>").
+  std::string anchor(std::size_t index) const;
+};
+Shown collapse_results(const json& run);
+
+/// The requirement an unexpected result failed: its first check with the result's status,
+/// else its first non-pass check, else a "[REQ-ID]" message prefix, else its first requirement.
+std::string failing_requirement(const json& result);
+
+/// Unexpected results sharing a status, message and expected value (indexes into Shown::groups).
+struct AttentionCause {
+  std::string status, message, expected;
+  std::vector<std::size_t> groups;
+  std::size_t results = 0;
+  bool single = false;  ///< holds a single-subject (non-pair) result
+};
+/// Unexpected results by failed requirement; anchor is the element id of its section.
+struct AttentionGroup {
+  std::string requirement, anchor;
+  std::vector<AttentionCause> causes;
+  std::map<std::string, int> counts;
+  std::size_t results = 0;
+  bool single = false;
+  /// "28 results: 28 fail"
+  std::string describe() const;
+};
+std::vector<AttentionGroup> attention_groups(const json& run, const Shown& shown);
+
+/// "Needs attention" (id "unexpected"); supervision_html (incidents, cases not run) goes first.
+std::string html_attention(const json& run, const Shown& shown, const std::vector<AttentionGroup>& groups,
+                           const std::string& supervision_html);
+/// Every result, one line each, folded by area and status (id "results").
+std::string html_results(const json& run, const Shown& shown);
+
+std::string html_requirement_matrix(const json& run, const Shown& shown);
 std::string html_support_matrix(const json& run);
 /// Empty when the run has no pair results (the section is then omitted).
 std::string html_pair_matrix(const json& run);

@@ -4,10 +4,14 @@
 
 usage: check_html_browser.py RENDER_EXE DATA_DIR
 
-For every data/NAME.json: take a screenshot and check it is a real, non-blank image; dump
-the DOM with JavaScript enabled and check the enhancement script ran (the filter bar
-exists) and no script injected by library text ran; dump it again with scripts disabled
-and check the verdict banner and the matrices are still there (server-side rendering).
+For every data/NAME.json, and a generated record of 1,300 results: take a screenshot of the
+first screen (1280x800) and check it is a real, non-blank image; measure the layout in that
+viewport over the DevTools protocol, with scripts on and off, and check the first screen
+shows the verdict and the "Needs attention" heading, and, when anything is unexpected, the
+first group of unexpected results; dump the DOM with JavaScript enabled and check the
+enhancement script ran (the filter bar exists) and no script injected by library text ran;
+dump it again with scripts disabled and check the verdict banner and the matrices are still
+there (server-side rendering).
 Exits 77 (CTest SKIP_RETURN_CODE) when no Chromium is installed. Set DLPV_CHROMIUM to use
 another binary.
 
@@ -28,10 +32,14 @@ import tempfile
 import time
 import zlib
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import check_html_static  # noqa: E402  (the generated 1,300-result record)
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
 SKIP = 77
+VIEW = (1280, 800)  # the "first screen" the layout assertions are about
 
 
 def fail(msg):
@@ -61,8 +69,9 @@ def chromium(binary, args, tmp):
     return proc.stdout.decode("utf-8", errors="replace")
 
 
-def dump_dom_devtools(binary, url, tmp, extra_flags):
-    """outerHTML of the loaded page via the DevTools protocol on fds 3 (in) and 4 (out)."""
+def devtools(binary, url, tmp, extra_flags, work):
+    """Loads url in a page driven over the DevTools protocol on fds 3 (in) and 4 (out), then
+    returns work(call, session) (call(method, params, session) sends one command)."""
     cmd_r, cmd_w = os.pipe()
     out_r, out_w = os.pipe()
 
@@ -113,13 +122,15 @@ def dump_dom_devtools(binary, url, tmp, extra_flags):
             page = next(t for t in call("Target.getTargets")["targetInfos"] if t["type"] == "page")
             session = call("Target.attachToTarget",
                            {"targetId": page["targetId"], "flatten": True})["sessionId"]
+            call("Emulation.setDeviceMetricsOverride",
+                 {"width": VIEW[0], "height": VIEW[1], "deviceScaleFactor": 1, "mobile": False},
+                 session=session)
             call("Page.enable", session=session)
             call("Page.navigate", {"url": url}, session=session)
             deadline = time.monotonic() + 60
             while not any(e.get("method") == "Page.loadEventFired" for e in events):
                 events.append(receive(deadline))
-            root = call("DOM.getDocument", {"depth": -1}, session=session)["root"]
-            html = call("DOM.getOuterHTML", {"nodeId": root["nodeId"]}, session=session)["outerHTML"]
+            result = work(call, session)
             os.write(cmd_w, json.dumps({"id": 0, "method": "Browser.close"}).encode() + b"\0")
         finally:
             os.close(cmd_w)
@@ -129,7 +140,49 @@ def dump_dom_devtools(binary, url, tmp, extra_flags):
                 proc.kill()
                 proc.wait()
             os.close(out_r)
-    return html
+    return result
+
+
+def dump_dom_devtools(binary, url, tmp, extra_flags):
+    """outerHTML of the loaded page (DOM.getOuterHTML needs no page script)."""
+    def work(call, session):
+        root = call("DOM.getDocument", {"depth": -1}, session=session)["root"]
+        return call("DOM.getOuterHTML", {"nodeId": root["nodeId"]}, session=session)["outerHTML"]
+    return devtools(binary, url, tmp, extra_flags, work)
+
+
+# Layout facts of the page in a 1280x800 viewport, measured by the DevTools client
+# (Runtime.evaluate runs in the client's context; the page's own scripts may be off).
+MEASURE = r"""(function () {
+  function top(e) { return e ? Math.round(e.getBoundingClientRect().top + window.scrollY) : null; }
+  function bottom(e) { return e ? Math.round(e.getBoundingClientRect().bottom + window.scrollY) : null; }
+  var bad = ['fail', 'crash', 'timeout', 'error', 'warn', 'xpass'], first = null;
+  var all = document.querySelectorAll('[data-status]');
+  for (var i = 0; i < all.length && first === null; i++) {
+    if (bad.indexOf(all[i].getAttribute('data-status')) >= 0 && all[i].getClientRects().length)
+      first = top(all[i]);
+  }
+  var att = document.getElementById('unexpected');
+  var heading = att ? att.querySelector('h2') : null;
+  var group = att ? att.querySelector('[data-status]') : null;
+  return JSON.stringify({
+    height: document.documentElement.scrollHeight,
+    width: document.documentElement.scrollWidth,
+    viewport: [window.innerWidth, window.innerHeight],
+    verdict_top: top(document.querySelector('#verdict h1')),
+    verdict_bottom: bottom(document.getElementById('verdict')),
+    attention_top: top(heading),
+    first_group_top: top(group),
+    first_unexpected_top: first
+  });
+})()"""
+
+
+def measure(binary, url, tmp, extra_flags=()):
+    def work(call, session):
+        r = call("Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session)
+        return json.loads(r["result"]["value"])
+    return devtools(binary, url, tmp, list(extra_flags), work)
 
 
 def dump_dom(binary, url, tmp, extra_flags):
@@ -157,6 +210,24 @@ def png_pixels_vary(path):
     return size, len(set(raw[:: max(1, len(raw) // 200000)]))
 
 
+def check_first_screen(binary, name, url, tmp, unexpected):
+    """The verdict and "Needs attention" (its first group when there is one) in 1280x800."""
+    for label, flags in (("with scripts", []), ("without scripts", ["--blink-settings=scriptEnabled=false"])):
+        m = measure(binary, url, tmp, flags)
+        if m["viewport"] != list(VIEW):
+            fail(f"{name} ({label}): viewport {m['viewport']}, want {list(VIEW)}")
+        if m["width"] > VIEW[0]:
+            fail(f"{name} ({label}): page is {m['width']} px wide, wider than the window")
+        if m["verdict_top"] is None or not 0 <= m["verdict_top"] < 200:
+            fail(f"{name} ({label}): verdict heading at {m['verdict_top']} px, want the top")
+        if m["attention_top"] is None or m["attention_top"] + 40 > VIEW[1]:
+            fail(f"{name} ({label}): 'Needs attention' at {m['attention_top']} px, not on the first screen")
+        if unexpected and (m["first_group_top"] is None or m["first_group_top"] + 40 > VIEW[1]):
+            fail(f"{name} ({label}): first unexpected group at {m['first_group_top']} px, "
+                 "not on the first screen")
+    return m
+
+
 def check(binary, exe, record, tmp):
     baseline = record.with_name(record.stem + ".baseline.json")
     extra = [str(baseline)] if baseline.exists() else []
@@ -164,18 +235,26 @@ def check(binary, exe, record, tmp):
     page.write_bytes(subprocess.run([exe, str(record), "html"] + extra, check=True,
                                     capture_output=True).stdout)
     url = page.resolve().as_uri()
-    has_pairs = b'"role": "pair"' in record.read_bytes()
-    ids = ["verdict", "requirement-matrix", "support-matrix"] + (["pair-matrix"] if has_pairs else [])
+    has_pairs = b'"role": "pair"' in record.read_bytes() or b'"role":"pair"' in record.read_bytes()
+    ids = ["verdict", "unexpected", "requirement-matrix", "support-matrix"] + \
+        (["pair-matrix"] if has_pairs else [])
+    run = json.loads(subprocess.run([exe, str(record), "json"] + extra, check=True,
+                                    capture_output=True).stdout)
+    bad = {"fail", "crash", "timeout", "error"} | \
+        ({"warn", "xpass"} if run.get("options", {}).get("strict") else set())
+    unexpected = any(r.get("status") in bad for r in run.get("results", []))
 
     shot = tmp / (record.stem + ".png")
-    chromium(binary, ["--screenshot=" + str(shot), "--window-size=1280,2000", url], tmp)
+    chromium(binary, ["--screenshot=" + str(shot), "--hide-scrollbars",
+                      f"--window-size={VIEW[0]},{VIEW[1]}", url], tmp)
     if not shot.exists() or shot.stat().st_size < 10000:
         fail(f"{record.name}: screenshot missing or tiny")
     size, distinct = png_pixels_vary(shot)
-    if size != (1280, 2000):
-        fail(f"{record.name}: screenshot is {size}, want 1280x2000")
+    if size != VIEW:
+        fail(f"{record.name}: screenshot is {size}, want {VIEW[0]}x{VIEW[1]}")
     if distinct < 16:
         fail(f"{record.name}: screenshot looks blank ({distinct} distinct byte values)")
+    m = check_first_screen(binary, record.name, url, tmp, unexpected)
 
     with_js = dump_dom(binary, url, tmp, [])
     without_js = dump_dom(binary, url, tmp, ["--blink-settings=scriptEnabled=false"])
@@ -185,7 +264,7 @@ def check(binary, exe, record, tmp):
                 fail(f"{record.name} ({name}): element #{i} missing")
         if "PASS</h1>" not in dom and "FAIL</h1>" not in dom:
             fail(f"{record.name} ({name}): verdict banner text missing")
-        if "<table" not in dom.split('id="requirement-matrix"', 1)[1]:
+        if run.get("results") and "<table" not in dom.split('id="requirement-matrix"', 1)[1]:
             fail(f"{record.name} ({name}): requirement matrix has no table")
         if dom.count("<script") != 2:
             fail(f"{record.name} ({name}): {dom.count('<script')} script elements")
@@ -195,7 +274,9 @@ def check(binary, exe, record, tmp):
         fail(f"{record.name}: the enhancement script did not run with scripts enabled")
     if 'id="results-filter"' in without_js:
         fail(f"{record.name}: scripts ran although they were disabled")
-    print(f"ok: {record.name}: screenshot {shot.stat().st_size} bytes, DOM with/without scripts")
+    print(f"ok: {record.name}: {page.stat().st_size} bytes, {m['height']} px tall; first screen: "
+          f"verdict at {m['verdict_top']} px, Needs attention at {m['attention_top']} px, first group "
+          f"at {m['first_group_top']} px; DOM with/without scripts")
 
 
 def main():
@@ -213,6 +294,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dlpv_html_") as tmp:
         for record in records:
             check(binary, exe, record, pathlib.Path(tmp))
+        big = pathlib.Path(tmp) / "big1300.json"
+        big.write_text(json.dumps(check_html_static.big_record(data)))
+        check(binary, exe, big, pathlib.Path(tmp))
     return 0
 
 

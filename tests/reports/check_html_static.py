@@ -4,19 +4,26 @@
 
 usage: check_html_static.py RENDER_EXE DATA_DIR
 
-For every data/NAME.json: the section ids appear once and in the documented order, the
-page references nothing outside itself, the embedded run record parses back to the record,
-only the two expected <script> elements exist (library text never becomes markup), and
-every status in a results row is also written as text.
+For every data/NAME.json: the section ids appear once and in the documented order (the
+verdict, then "Needs attention"), the page references nothing outside itself, the embedded
+run record parses back to the record, only the two expected <script> elements exist
+(library text never becomes markup), and every status of a results row or folded list is
+also written as text. Then a generated record of 1,300 results (the data records' results
+repeated under new ids, as a two-library run with pairs and CUDA skips would have) must
+render in well under a megabyte, with its embedded record abridged.
 """
+import copy
 import html.parser
 import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
-ORDER = ["verdict", "subjects", "requirement-matrix", "support-matrix", "pair-matrix",
-         "unexpected", "results", "run-record"]
+ORDER = ["verdict", "unexpected", "subjects", "requirement-matrix", "support-matrix",
+         "pair-matrix", "results", "run-record"]
+SIZE_LIMIT = 1_000_000  # bytes, for BIG_RESULTS results
+BIG_RESULTS = 1300
 
 
 def fail(msg):
@@ -32,8 +39,10 @@ class Scan(html.parser.HTMLParser):
         self.external = []
         self.in_json = False
         self.json_text = []
-        self.rows = []  # (data-status, text) of results rows
+        self.rows = []  # (data-status, text) of results rows and folded lists
         self.row = None
+        self.summary = None  # [data-status, text] of the <summary> of a <details data-status>
+        self.pending = None  # data-status of the <details> whose <summary> comes next
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -50,6 +59,10 @@ class Scan(html.parser.HTMLParser):
             self.in_json = a.get("type") == "application/json"
         if tag == "tr" and "data-status" in a:
             self.row = [a["data-status"], ""]
+        if tag == "details" and "data-status" in a:
+            self.pending = a["data-status"]
+        if tag == "summary" and self.pending is not None:
+            self.summary, self.pending = [self.pending, ""], None
 
     def handle_endtag(self, tag):
         if tag == "script":
@@ -57,21 +70,50 @@ class Scan(html.parser.HTMLParser):
         if tag == "tr" and self.row is not None:
             self.rows.append(tuple(self.row))
             self.row = None
+        if tag == "summary" and self.summary is not None:
+            self.rows.append(tuple(self.summary))
+            self.summary = None
 
     def handle_data(self, data):
         if self.in_json:
             self.json_text.append(data)
         if self.row is not None:
             self.row[1] += data
+        if self.summary is not None:
+            self.summary[1] += data
 
 
-def check(exe, record):
+def big_record(data, n=BIG_RESULTS):
+    """A record of n results: those of the data records, repeated under new ids."""
+    run = json.loads((data / "pairs.json").read_text())
+    pool = []
+    for p in sorted(data.glob("*.json")):
+        if not p.name.endswith(".baseline.json"):
+            pool += [r for r in json.loads(p.read_text()).get("results", [])
+                     if isinstance(r.get("subject"), int) and r["subject"] < len(run["subjects"])]
+    results = []
+    while len(results) < n:
+        r = copy.deepcopy(pool[len(results) % len(pool)])
+        r["id"] = f'{r.get("id", "case")}.copy{len(results) // len(pool)}'
+        results.append(r)
+    run["results"] = results
+    run["summary"] = None
+    return run
+
+
+def render(exe, record, extra=()):
+    page = subprocess.run([exe, str(record), "html"] + list(extra), check=True,
+                          capture_output=True).stdout.decode("utf-8")
+    run = json.loads(subprocess.run([exe, str(record), "json"] + list(extra), check=True,
+                                    capture_output=True).stdout)
+    return page, run
+
+
+def check(exe, record, page=None, run=None):
     baseline = record.with_name(record.stem + ".baseline.json")
     extra = [str(baseline)] if baseline.exists() else []
-    page = subprocess.run([exe, str(record), "html"] + extra, check=True,
-                          capture_output=True).stdout.decode("utf-8")
-    run = json.loads(subprocess.run([exe, str(record), "json"] + extra, check=True,
-                                    capture_output=True).stdout)
+    if page is None:
+        page, run = render(exe, record, extra)
     scan = Scan()
     scan.feed(page)
     scan.close()
@@ -88,7 +130,12 @@ def check(exe, record):
         fail(f"{record.name}: external references {scan.external[:3]}")
     if len(scan.scripts) != 2:
         fail(f"{record.name}: {len(scan.scripts)} <script> elements (library text became markup?)")
-    if json.loads("".join(scan.json_text)) != run:
+    embedded = json.loads("".join(scan.json_text))
+    if "abridged" in embedded:  # a large record: everything but the results and requirement texts
+        head = {k: v for k, v in run.items() if k not in ("results", "requirements")}
+        if {k: v for k, v in embedded.items() if k != "abridged"} != head:
+            fail(f"{record.name}: abridged embedded record differs from the record's head")
+    elif embedded != run:
         fail(f"{record.name}: embedded run record differs from the record")
     for status, text in scan.rows:
         if status not in text:
@@ -109,6 +156,17 @@ def main():
         fail(f"no records in {data}")
     for record in records:
         check(exe, record)
+    with tempfile.TemporaryDirectory(prefix="dlpv_html_") as tmp:
+        big = pathlib.Path(tmp) / "big.json"
+        big.write_text(json.dumps(big_record(data)))
+        page, run = render(exe, big)
+        check(exe, big, page, run)
+        size = len(page.encode("utf-8"))
+        if size >= SIZE_LIMIT:
+            fail(f"{big.name}: {len(run['results'])} results render to {size} bytes (limit {SIZE_LIMIT})")
+        if '"abridged"' not in page:
+            fail(f"{big.name}: the whole record was embedded")
+        print(f"ok: {len(run['results'])} results: {size} bytes")
     return 0
 
 

@@ -6,8 +6,10 @@
 #   reports.unit            doctest units (escaping, baseline, summary, JUnit, Markdown, HTML)
 #   reports.golden          byte-exact golden files (DLPV_UPDATE_GOLDEN=1 rewrites them)
 #   reports.junit_structure JUnit output parsed and cross-checked against the records (python3)
-#   reports.html_static     HTML parsed offline: ids, order, embedded record, no network refs
-#   reports.html_browser    headless chromium: screenshot + DOM with and without JavaScript
+#   reports.html_static     HTML parsed offline: ids, order, embedded record, no network refs,
+#                           a generated 1,300-result record under 1 MB
+#   reports.html_browser    headless chromium: 1280x800 screenshot, the verdict and "Needs
+#                           attention" on the first screen, DOM with and without JavaScript
 #                           (skipped, exit 77, when chromium is not installed)
 
 set(_dlpv_reports_tests_dir ${CMAKE_CURRENT_LIST_DIR})

@@ -73,12 +73,16 @@ void finalize_summary(nlohmann::ordered_json& run);
 // Writers
 // ---------------------------------------------------------------------------------------
 
-/// One self-contained HTML file: no network fetches, every table rendered here (readable
-/// with scripts and styles blocked), an inline script that only adds filtering and sorting
-/// to the results table, and the whole record embedded in
-/// <script type="application/json" id="run-record">. Stable element ids: "verdict",
-/// "subjects", "requirement-matrix", "support-matrix", "pair-matrix" (only when pair results
-/// exist), "unexpected", "results", "run-record".
+/// One self-contained HTML file: no network fetches, everything rendered here (readable
+/// with scripts and styles blocked: headings, lists, tables, <details>), an inline script
+/// that only adds filtering to the folded results lists. The verdict banner comes first,
+/// then "Needs attention": the unexpected results grouped by failed requirement and shared
+/// cause (linked from the banner). Passing and skipped results are one line each, folded per
+/// area; a table whose cases were all skipped is one line saying why. The record is embedded
+/// in <script type="application/json" id="run-record">: whole when it is at most 256 KiB,
+/// else without its results and requirement texts (marked "abridged"). Stable element ids,
+/// in page order: "verdict", "unexpected", "subjects", "requirement-matrix",
+/// "support-matrix", "pair-matrix" (only when pair results exist), "results", "run-record".
 void write_html(const nlohmann::ordered_json& run, std::ostream& out);
 
 /// JUnit XML in the subset GitLab, Jenkins and the common GitHub actions accept: one

@@ -164,7 +164,7 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
   render(cfg.junit_path, [&](std::ostream& o) { reports::write_junit(record, o); });
   render(cfg.summary_md_path, [&](std::ostream& o) { reports::write_markdown(record, o); });
   render(cfg.write_baseline_path, [&](std::ostream& o) {
-    o << reports::make_baseline(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    o << reports::make_baseline(record, baseline ? &*baseline : nullptr).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
   reports::append_step_summary(record);
   const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record);

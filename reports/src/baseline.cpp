@@ -111,19 +111,42 @@ std::string pair_end_name(const json& run, const json& r, const char* end) {
   return name.empty() ? detail::text(s, "path") : name;
 }
 
+// A subject name without its version: "numpy 2.1.0" -> "numpy", "mylib v3" -> "mylib". The
+// version is the last space-separated word when it starts with a digit (or v + digit); a
+// name without one is returned whole.
+std::string library_part(const std::string& name) {
+  const auto sp = name.find_last_of(' ');
+  if (sp == std::string::npos || sp == 0 || sp + 1 >= name.size()) return name;
+  const std::string last = name.substr(sp + 1);
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const bool version = digit(last[0]) || ((last[0] == 'v' || last[0] == 'V') && last.size() > 1 && digit(last[1]));
+  if (!version) return name;
+  std::string lib = name.substr(0, sp);
+  while (!lib.empty() && lib.back() == ' ') lib.pop_back();
+  return lib.empty() ? name : lib;
+}
+
+// A when.subject/producer/consumer glob matches a subject name as written ("numpy 2.1.0",
+// "numpy 2.*"), or names the library without a version ("numpy" matches every numpy).
+bool name_matches(const std::string& glob, const std::string& name) {
+  if (detail::glob_match(glob, name)) return true;
+  const std::string lib = library_part(name);
+  return lib != name && detail::glob_match(glob, lib);
+}
+
 bool entry_matches(const BaselineEntry& e, const json& run, const json& r) {
   if (!detail::glob_match(e.case_glob, detail::text(r, "id"))) return false;
   for (const auto& [has, glob, end] : {std::tuple{e.has_producer, &e.producer_glob, "producer"},
                                        std::tuple{e.has_consumer, &e.consumer_glob, "consumer"}}) {
     if (!has) continue;
     const std::string name = pair_end_name(run, r, end);
-    if (name.empty() || !detail::glob_match(*glob, name)) return false;
+    if (name.empty() || !name_matches(*glob, name)) return false;
   }
   if (!e.has_subject && !e.has_dlpack_version) return true;
   for (const json* s : subjects_for(run, r)) {
     std::string name = detail::text(*s, "name");
     if (name.empty()) name = detail::text(*s, "path");
-    bool ok = !e.has_subject || detail::glob_match(e.subject_glob, name);
+    bool ok = !e.has_subject || name_matches(e.subject_glob, name);
     ok = ok && (!e.has_dlpack_version ||
                 detail::glob_match(e.dlpack_version_glob, detail::text(*s, "dlpack_version")));
     if (ok) return true;
@@ -221,9 +244,27 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
   finalize_summary(run);
 }
 
-json make_baseline(const json& run) {
+json make_baseline(const json& run, const Baseline* applied) {
+  // Scope by library name without the version when that still tells the run's subjects
+  // apart, so the baseline survives upgrades (a fixed problem then shows as xpass and a stale
+  // entry); else by the full name. Glob characters are escaped either way.
+  const json& subjects = detail::array_at(run, "subjects");
+  auto scope_name = [&](long long idx) {
+    const std::string full = detail::subject_name(run, idx);
+    const std::string lib = library_part(full);
+    if (lib != full) {
+      for (std::size_t k = 0; k < subjects.size(); ++k) {
+        const std::string other = detail::subject_name(run, static_cast<long long>(k));
+        if (other != full && library_part(other) == lib) return detail::glob_escape(full);
+      }
+    }
+    return detail::glob_escape(lib);
+  };
   json entries = json::array();
-  std::set<std::pair<std::string, std::string>> seen;  // (case, subject)
+  std::set<std::pair<std::string, std::string>> seen;  // (case, scope)
+  std::string recorded;  // the subjects as run, versions included, for the file's comment
+  for (std::size_t k = 0; k < subjects.size(); ++k)
+    recorded += (recorded.empty() ? "" : "; ") + detail::subject_name(run, static_cast<long long>(k));
   if (run.contains("results") && run["results"].is_array()) {
     for (const auto& r : run["results"]) {
       std::string st = detail::status_of(r);
@@ -239,23 +280,51 @@ json make_baseline(const json& run) {
       }
       if (expect.empty()) continue;
       std::string id = detail::text(r, "id");
-      std::string subject = detail::subject_name(run, r);
-      // A case id can repeat within one subject (pair cases against several consumers);
-      // the first result decides, as the first matching entry would.
-      if (!seen.insert({id, subject}).second) continue;
+      // Pair cases are scoped by both ends (when.subject would match either end, and the
+      // same case id repeats for every producer/consumer pair).
+      json when = json::object();
+      const json& p = detail::member(r, "params");
+      if (detail::text(r, "role") == "pair" && !detail::text(p, "producer").empty() &&
+          !detail::text(p, "consumer").empty()) {
+        for (const char* end : {"producer", "consumer"}) {
+          long long idx = -1;
+          try {
+            idx = std::stoll(detail::text(p, end));
+          } catch (...) {
+          }
+          when[end] = scope_name(idx);
+        }
+      } else {
+        when["subject"] = scope_name(detail::subject_index(run, r));
+      }
+      // The first result decides, as the first matching entry would.
+      if (!seen.insert({id, when.dump()}).second) continue;
       json e = json::object();
       e["case"] = detail::glob_escape(id);
       e["expect"] = expect;
       std::string reason = old.is_object() ? detail::text(old, "reason") : "";
       e["reason"] = reason.empty() ? std::string(k_written_reason) : reason;
       if (old.is_object() && !detail::text(old, "issue").empty()) e["issue"] = old["issue"];
-      e["when"] = json::object({{"subject", detail::glob_escape(subject)}});
+      if (old.is_object() && !detail::text(old, "confirmed_by").empty()) e["confirmed_by"] = old["confirmed_by"];
+      // The entry that matched, as written: keep its comment and its DLPack-version scope.
+      if (old.is_object() && applied != nullptr) {
+        for (const BaselineEntry& b : applied->entries) {
+          if (!entry_matches(b, run, r)) continue;
+          if (b.case_glob == detail::text(old, "case")) {
+            if (b.raw.contains("comment")) e["comment"] = b.raw["comment"];
+            if (b.has_dlpack_version) when["dlpack_version"] = b.dlpack_version_glob;
+          }
+          break;
+        }
+      }
+      e["when"] = std::move(when);
       entries.push_back(std::move(e));
     }
   }
   json doc = json::object();
   doc["schema"] = "dlpack-validate/baseline";
   doc["schema_version"] = 1;
+  if (!recorded.empty()) doc["comment"] = "written by --write-baseline from a run of: " + recorded;
   doc["entries"] = std::move(entries);
   return doc;
 }

@@ -306,4 +306,16 @@ std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample) {
   return out;
 }
 
+// The requirement a result broke: that of its first check that did not pass (a fail before a
+// warn), else its first requirement; "" when it cites none.
+std::string failing_requirement(const json& result) {
+  const json& checks = array_at(result, "checks");
+  for (const char* wanted : {"fail", "warn"})
+    for (const auto& c : checks)
+      if (c.is_object() && text(c, "status") == wanted && !text(c, "requirement").empty())
+        return text(c, "requirement");
+  const auto reqs = requirements_of(result);
+  return reqs.empty() ? std::string() : reqs.front();
+}
+
 }  // namespace dlpv::reports::detail

@@ -125,4 +125,8 @@ std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample = 3);
 /// Whether the run is strict (options.strict).
 bool is_strict(const json& run);
 
+/// The requirement a result broke: the requirement of its first failing check (a "fail"
+/// check before a "warn" one), else its first requirement id; "" when it cites none.
+std::string failing_requirement(const json& result);
+
 }  // namespace dlpv::reports::detail

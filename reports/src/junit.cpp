@@ -72,7 +72,6 @@ std::string verdict_element(const json& run, const json& r, bool strict, Counts&
                             std::string& system_out) {
   std::string st = detail::status_of(r);
   std::string reason = detail::one_line(detail::reason_line(run, r), k_message_limit);
-  auto reqs = detail::requirements_of(r);
   std::string body = detail::xml_text(detail_body(run, r));
   auto element = [&](const char* tag, const std::string& type) {
     return fmt::format(FMT_STRING("      <{}{}{}>{}</{}>\n"), tag, attr("type", type),
@@ -80,7 +79,9 @@ std::string verdict_element(const json& run, const json& r, bool strict, Counts&
   };
   if (st == "fail") {
     ++c.failures;
-    return element("failure", reqs.empty() ? std::string("fail") : reqs.front());
+    // The requirement that failed (its first failing check's), so dashboards group by it.
+    const std::string broken = detail::failing_requirement(r);
+    return element("failure", broken.empty() ? std::string("fail") : broken);
   }
   if (st == "warn" || st == "xpass") {
     if (strict) {
@@ -345,6 +346,48 @@ void write_junit(const json& record, std::ostream& out) {
     if (!timestamp.empty()) suites += attr("timestamp", timestamp);
     if (!hostname.empty()) suites += attr("hostname", hostname);
     suites += ">\n" + body + "  </testsuite>\n";
+    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
+    total.skipped += c.skipped;
+  }
+
+  // Stale baseline entries (matched no result): one testcase each in a "baseline" suite, so
+  // CI dashboards list them by name. They fail the run only under --strict: a <failure>
+  // then, else a <skipped> carrying the same text (GitLab and Jenkins show a skipped case's
+  // message; a plain passing case would hide it).
+  const json& stale = detail::array_at(detail::member(run, "baseline_report"), "stale");
+  if (!stale.empty()) {
+    Counts c;
+    std::string body;
+    std::set<std::string> used;
+    const std::string path = detail::text(detail::member(run, "baseline_report"), "path");
+    for (const auto& e : stale) {
+      std::string when;
+      for (const auto& item : detail::member(e, "when").items())
+        when += fmt::format(FMT_STRING("{}{}={}"), when.empty() ? "" : ", ", item.key(), detail::text_of(item.value()));
+      std::string name = "stale: " + detail::text(e, "case") + (when.empty() ? "" : " [" + when + "]");
+      const std::string base = name;
+      for (int k = 2; !used.insert(name).second; ++k) name = fmt::format(FMT_STRING("{} #{}"), base, k);
+      ++c.tests;
+      const std::string msg = fmt::format(
+          FMT_STRING("stale baseline entry: expects {} for {}{} but matched no result{}"), detail::text(e, "expect"),
+          detail::text(e, "case"), when.empty() ? "" : " (" + when + ")",
+          strict ? "" : " (fails the run only with --strict)");
+      std::string text = msg + "\nreason: " + detail::text(e, "reason") + "\n";
+      if (!detail::text(e, "issue").empty()) text += "issue: " + detail::text(e, "issue") + "\n";
+      text += "baseline: " + path + "\nremove or narrow the entry: the problem it records is gone, or it never matched\n";
+      const char* tag = strict ? "failure" : "skipped";
+      (strict ? c.failures : c.skipped) += 1;
+      body += "    <testcase" + attr("classname", "dlpack-validate.baseline.stale") + attr("name", name) +
+              attr("time", "0.000") + ">\n      <" + tag + attr("type", "stale-baseline-entry") +
+              attr("message", detail::one_line(msg, k_message_limit)) + ">" + detail::xml_text(text) + "</" + tag +
+              ">\n    </testcase>\n";
+    }
+    const json& br = detail::member(run, "baseline_report");
+    suites += "  <testsuite" + attr("name", "dlpack-validate baseline") + counts_attrs(c) + attr("time", "0.000");
+    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
+    if (!hostname.empty()) suites += attr("hostname", hostname);
+    suites += ">\n    <properties>\n" + property("baseline", path) + property("baseline.sha256", detail::text(br, "sha256")) +
+              property("strict", strict ? "true" : "false") + "    </properties>\n" + body + "  </testsuite>\n";
     total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
     total.skipped += c.skipped;
   }

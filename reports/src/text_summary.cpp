@@ -5,7 +5,12 @@
 #include "dlpack_validate/reports.hpp"
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
+#include <tuple>
+#include <vector>
 
 namespace dlpv::reports {
 
@@ -25,6 +30,208 @@ std::string one_line(std::string s, size_t max = 400) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   if (s.size() > max) s = s.substr(0, max) + "...";
   return s;
+}
+
+// ---- triage: unexpected results grouped by scope, requirement and shared cause ----------
+
+// What a result is about: a single subject (pair_consumer -1) or a producer -> consumer pair.
+struct Scope {
+  long long subject = -1, consumer = -1;
+  bool pair = false;
+  bool operator<(const Scope& o) const {
+    return std::tie(pair, subject, consumer) < std::tie(o.pair, o.subject, o.consumer);
+  }
+};
+
+long long index_param(const nlohmann::ordered_json& r, const char* key) {
+  try {
+    return std::stoll(detail::text(detail::member(r, "params"), key));
+  } catch (...) {
+    return -1;
+  }
+}
+
+Scope scope_of(const nlohmann::ordered_json& rec, const nlohmann::ordered_json& r) {
+  Scope s;
+  s.subject = detail::subject_index(rec, r);
+  if (detail::text(r, "role") == "pair") {
+    const long long p = index_param(r, "producer"), c = index_param(r, "consumer");
+    if (p >= 0 && c >= 0) s = Scope{p, c, true};
+  }
+  return s;
+}
+
+// Case-specific detail masked, so results that differ only in it share a cause: digits
+// become '#', hexadecimal after "0x" too, and text in parentheses becomes "(...)".
+std::string cause_text(const std::string& m) {
+  std::string out;
+  int depth = 0;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    const char c = m[i];
+    if (c == '(') {
+      if (depth++ == 0) out += "(...)";
+      continue;
+    }
+    if (c == ')' && depth > 0) {
+      --depth;
+      continue;
+    }
+    if (depth > 0) continue;
+    if (c == '0' && i + 1 < m.size() && (m[i + 1] == 'x' || m[i + 1] == 'X')) {
+      out += '#';
+      for (i += 2; i < m.size() && std::isxdigit(static_cast<unsigned char>(m[i])); ++i) {}
+      --i;
+    } else if (c >= '0' && c <= '9') {
+      if (out.empty() || out.back() != '#') out += '#';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The requirement a result broke for triage: its first fail (then warn) check's; for a case
+// that died or errored with no failing check, "" (nothing was judged: the death is the cause).
+std::string triage_requirement(const nlohmann::ordered_json& r, const std::string& st) {
+  for (const char* wanted : {"fail", "warn"})
+    for (const auto& c : detail::array_at(r, "checks"))
+      if (detail::text(c, "status") == wanted && !detail::text(c, "requirement").empty())
+        return detail::text(c, "requirement");
+  if (st == "crash" || st == "timeout" || st == "error") return "";
+  return detail::failing_requirement(r);
+}
+
+struct Cause {
+  std::string status, key;
+  std::vector<const nlohmann::ordered_json*> results;
+};
+struct ReqGroup {
+  std::string id;
+  std::vector<Cause> causes;
+  std::size_t count = 0;
+  int worst = 0;
+};
+
+// Dotted prefix all ids share ("producer.deleter.frees"), "" when none.
+std::string common_prefix(const std::vector<const nlohmann::ordered_json*>& rs) {
+  std::string p = detail::text(*rs.front(), "id");
+  for (const auto* r : rs) {
+    const std::string id = detail::text(*r, "id");
+    std::size_t n = 0;
+    while (n < p.size() && n < id.size() && p[n] == id[n]) ++n;
+    p.resize(n);
+  }
+  const auto dot = p.rfind('.');
+  if (rs.size() < 2 || dot == std::string::npos) return "";
+  return p.substr(0, dot);
+}
+
+void cause_lines(const Cause& c, bool dead, std::string& out) {
+  const auto& rep = *c.results.front();
+  const std::size_t n = c.results.size();
+  std::set<std::string> messages, expected, observed;
+  std::vector<std::string> cited;  // for deaths: the requirements the cases would have judged
+  for (const auto* r : c.results) {
+    messages.insert(detail::text(*r, "message"));
+    expected.insert(detail::text(*r, "expected"));
+    observed.insert(detail::text(*r, "observed"));
+    if (dead)
+      for (const auto& id : detail::requirements_of(*r))
+        if (std::find(cited.begin(), cited.end(), id) == cited.end()) cited.push_back(id);
+  }
+  std::string msg = detail::text(rep, "message");
+  if (msg.empty() && c.status == "xpass") msg = "passed, but the baseline expects it to fail";
+  out += fmt::format("    {:<7} x {:<3} {}\n", upper(c.status), n, one_line(msg.empty() ? "(no message)" : msg));
+  if (messages.size() > 1)
+    out += fmt::format("                ({} distinct messages, differing only in parentheses or numbers; above: {})\n",
+                       messages.size(), detail::text(rep, "id"));
+  for (const auto& [key, all] : {std::pair{"expected", &expected}, std::pair{"observed", &observed}}) {
+    const std::string v = detail::text(rep, key);
+    if (v.empty()) continue;
+    out += fmt::format("                {}: {}{}\n", key, one_line(v, 200),
+                       all->size() > 1 ? fmt::format("  [{} values; this one from {}]", all->size(), detail::text(rep, "id"))
+                                       : std::string());
+  }
+  if (detail::member(rep, "signal").is_string())
+    out += "                signal: " + detail::text(rep, "signal") + ", phase: " + detail::text(rep, "phase") + "\n";
+  if (dead && !cited.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < cited.size(); ++i) list += (i ? " " : "") + cited[i];
+    out += "                cites: " + list + "\n";
+  }
+  if (c.status == "xpass") {
+    const auto& bl = detail::member(rep, "baseline");
+    out += fmt::format("                baseline: expects {} for {} ({})\n", detail::text(bl, "expect"),
+                       detail::text(bl, "case"), one_line(detail::text(bl, "reason"), 200));
+  }
+  // The ids: all of them when few, else a count and examples (every id is in --json).
+  constexpr std::size_t k_all = 6, k_examples = 4;
+  const std::string prefix = common_prefix(c.results);
+  std::string ids;
+  const std::size_t shown = n <= k_all ? n : k_examples;
+  for (std::size_t i = 0; i < shown; ++i) ids += (i ? ", " : "") + detail::text(*c.results[i], "id");
+  if (n > shown) ids += fmt::format(", ... ({} more)", n - shown);
+  out += fmt::format("                {}: {}\n",
+                     n == 1 ? std::string("case")
+                            : prefix.empty() ? fmt::format("{} cases", n) : fmt::format("{} cases, all {}.*", n, prefix),
+                     ids);
+}
+
+void triage(const nlohmann::ordered_json& rec, std::string& out) {
+  std::map<Scope, std::vector<ReqGroup>> scopes;
+  std::size_t total = 0;
+  for (const auto& r : detail::array_at(rec, "results")) {
+    const std::string st = detail::status_of(r);
+    if (st == "pass" || st == "skip" || st == "xfail") continue;
+    ++total;
+    auto& groups = scopes[scope_of(rec, r)];
+    const std::string req = triage_requirement(r, st);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const ReqGroup& x) { return x.id == req; });
+    if (g == groups.end()) g = groups.insert(groups.end(), ReqGroup{req, {}, 0, 0});
+    std::string key = cause_text(detail::text(r, "message"));
+    if (st == "crash" || st == "timeout" || st == "error") key += "\n" + detail::text(r, "signal") + "\n" + detail::text(r, "phase");
+    if (st == "xpass") key += "\n" + detail::member(r, "baseline").dump();
+    auto c = std::find_if(g->causes.begin(), g->causes.end(), [&](const Cause& x) { return x.status == st && x.key == key; });
+    if (c == g->causes.end()) c = g->causes.insert(g->causes.end(), Cause{st, key, {}});
+    c->results.push_back(&r);
+    ++g->count;
+    g->worst = std::max(g->worst, detail::severity_rank(st));
+  }
+  if (total == 0) return;
+  const bool many = detail::array_at(rec, "subjects").size() > 1 || scopes.size() > 1;
+  std::size_t nreq = 0, ncause = 0;
+  for (const auto& [scope, groups] : scopes) {
+    nreq += groups.size();
+    for (const auto& g : groups) ncause += g.causes.size();
+  }
+  out += fmt::format("\nresults other than pass: {} result{}, {} group{} by requirement, {} by cause{}\n", total,
+                     total == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", ncause,
+                     many ? " (single subjects first, then pairs)" : "");
+  for (auto& [scope, groups] : scopes) {
+    if (many) {
+      if (scope.pair)
+        out += fmt::format("\n pair {} -> {}: {} -> {}\n", scope.subject, scope.consumer, detail::subject_name(rec, scope.subject),
+                           detail::subject_name(rec, scope.consumer));
+      else
+        out += fmt::format("\n subject {}: {}\n", scope.subject, detail::subject_name(rec, scope.subject));
+    }
+    // Worst first (a library that dies before its checks leads), then the larger groups.
+    std::stable_sort(groups.begin(), groups.end(), [](const ReqGroup& a, const ReqGroup& b) {
+      return a.worst != b.worst ? a.worst > b.worst : a.count > b.count;
+    });
+    for (const auto& g : groups) {
+      if (g.id.empty()) {
+        out += fmt::format("\n  (no check judged: the case{} did not finish)  {} result{}\n", g.count == 1 ? "" : "s", g.count,
+                           g.count == 1 ? "" : "s");
+      } else {
+        const auto& req = detail::member(detail::member(rec, "requirements"), g.id.c_str());
+        const std::string level = detail::text(req, "level"), summary = detail::requirement_summary(rec, g.id);
+        out += fmt::format("\n  {}{}{}  {} result{}\n", g.id, level.empty() ? "" : " [" + level + "]",
+                           summary.empty() ? "" : " " + one_line(summary, 160), g.count, g.count == 1 ? "" : "s");
+      }
+      for (const auto& c : g.causes) cause_lines(c, g.id.empty(), out);
+    }
+  }
 }
 }  // namespace
 
@@ -57,20 +264,7 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     out += "\n";
   }
 
-  bool header = false;
-  // Unexpected results and warnings in full, one block each.
-  for (const auto& r : results) {
-    const std::string st = r.value("status", "error");
-    if (st == "pass" || st == "skip" || st == "xfail") continue;
-    if (!header) { out += "\nresults other than pass:\n"; header = true; }
-    const std::string subj = subjects.size() > 1 ? fmt::format(" (subject {}{})", r.value("subject", 0),
-        r["peer"].is_number() ? fmt::format(" -> {}", r["peer"].get<int>()) : "") : "";
-    out += fmt::format("  {:<7} {}{}  [{}]\n", upper(st), r.value("id", "?"), subj, join(r["requirements"], ", "));
-    if (!r.value("message", "").empty()) out += "          " + one_line(r.value("message", "")) + "\n";
-    if (!r.value("expected", "").empty()) out += "          expected: " + one_line(r.value("expected", "")) + "\n";
-    if (!r.value("observed", "").empty()) out += "          observed: " + one_line(r.value("observed", "")) + "\n";
-    if (r["signal"].is_string()) out += "          signal: " + r.value("signal", "") + ", phase: " + r.value("phase", "") + "\n";
-  }
+  triage(rec, out);
   // Deaths and protocol breaks with no case in flight, grouped by message; cases never run.
   const auto incidents = detail::incident_groups(rec);
   if (!incidents.empty()) out += "\nincidents (no case in flight, charged to no case; the case about to run was run again):\n";
@@ -94,6 +288,17 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     std::string sample;
     for (size_t i = 0; i < ids.size() && i < 3; ++i) sample += (i ? ", " : "") + ids[i];
     out += "               e.g. " + sample + (ids.size() > 3 ? ", ..." : "") + "\n";
+  }
+  // Baseline entries that matched no result: the known problem is gone (or the entry is mistyped).
+  const auto& stale = detail::array_at(detail::member(rec, "baseline_report"), "stale");
+  if (!stale.empty())
+    out += fmt::format("\nstale baseline entries ({}; they matched no result{}):\n", stale.size(),
+                       detail::is_strict(rec) ? ", unexpected under --strict" : ", unexpected only under --strict");
+  for (const auto& e : stale) {
+    std::string when;
+    for (const auto& [k, v] : detail::member(e, "when").items()) when += fmt::format(" {}={}", k, detail::text_of(v));
+    out += fmt::format("  STALE   {} expect {}{}: {}\n", detail::text(e, "case"), detail::text(e, "expect"), when,
+                       one_line(detail::text(e, "reason"), 200));
   }
   const auto& sum = rec["summary"];
   std::string counts;

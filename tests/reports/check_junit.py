@@ -33,11 +33,20 @@ def render(exe, record, fmt, baseline):
     return out
 
 
-def expected_element(status, strict, first_req):
+def failing_requirement(r):
+    """The requirement a result broke: its first fail (then warn) check's, else its first."""
+    for wanted in ("fail", "warn"):
+        for c in r.get("checks") or []:
+            if c.get("status") == wanted and c.get("requirement"):
+                return c["requirement"]
+    return (r.get("requirements") or [None])[0]
+
+
+def expected_element(status, strict, broken_req):
     """(tag, type) a result's status must produce, or None for a plain pass."""
     return {
         "pass": None,
-        "fail": ("failure", first_req or "fail"),
+        "fail": ("failure", broken_req or "fail"),
         "warn": ("failure", "warn") if strict else None,
         "xpass": ("failure", "xpass") if strict else None,
         "skip": ("skipped", "skip"),
@@ -64,9 +73,26 @@ def check(exe, record_path):
 
     cases = [tc for suite in root.findall("testsuite") for tc in suite.findall("testcase")]
     routes = (run.get("bench") or {}).get("routes") or []  # the bench suite: one per route
-    if len(cases) != len(run["results"]) + len(routes):
-        fail(f"{record_path.name}: {len(cases)} testcases for {len(run['results'])} results "
-             f"and {len(routes)} bench routes")
+    stale = (run.get("baseline_report") or {}).get("stale") or []  # the baseline suite: one each
+    if len(cases) != len(run["results"]) + len(routes) + len(stale):
+        fail(f"{record_path.name}: {len(cases)} testcases for {len(run['results'])} results, "
+             f"{len(routes)} bench routes and {len(stale)} stale baseline entries")
+    baseline_suites = [s for s in root.findall("testsuite") if s.get("name") == "dlpack-validate baseline"]
+    if len(baseline_suites) != (1 if stale else 0):
+        fail(f"{record_path.name}: {len(baseline_suites)} baseline suites for {len(stale)} stale entries")
+    for suite in baseline_suites:
+        tcs = suite.findall("testcase")
+        if len(tcs) != len(stale):
+            fail(f"{record_path.name}: {len(tcs)} stale testcases for {len(stale)} stale entries")
+        for tc, entry in zip(tcs, stale):
+            if not tc.get("name", "").startswith("stale: " + entry["case"]):
+                fail(f"stale testcase {tc.get('name')!r} does not name {entry['case']!r}")
+            got = [(c.tag, c.get("type")) for c in tc if c.tag in VERDICT_TAGS]
+            want = [("failure" if strict else "skipped", "stale-baseline-entry")]
+            if got != want:
+                fail(f"stale testcase {tc.get('name')!r}: got {got}, want {want}")
+            if entry["reason"] not in "".join(tc.itertext()):
+                fail(f"stale testcase {tc.get('name')!r} lacks the entry's reason")
 
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for suite in root.findall("testsuite"):
@@ -87,6 +113,8 @@ def check(exe, record_path):
         bench_suite = suite.get("name") == "dlpack-validate bench"
         for required in (("dlpack-validate.version", "command_line", "bench.calibration")
                          if bench_suite else
+                         ("baseline", "baseline.sha256")
+                         if suite.get("name") == "dlpack-validate baseline" else
                          ("dlpack-validate.version", "command_line", "subject.path",
                           "subject.name", "subject.dlpack_version")):
             if required not in props:
@@ -126,7 +154,7 @@ def check(exe, record_path):
         for r, tc in zip(results, suites[idx].findall("testcase")):
             if not tc.get("name").startswith(r["id"]):
                 fail(f"testcase {tc.get('name')!r} out of order (expected {r['id']})")
-            want = expected_element(r["status"], strict, (r.get("requirements") or [None])[0])
+            want = expected_element(r["status"], strict, failing_requirement(r))
             got = [(c.tag, c.get("type")) for c in tc if c.tag in VERDICT_TAGS]
             if (got[0] if got else None) != want:
                 fail(f"{r['id']} ({r['status']}): got {got}, want {want}")

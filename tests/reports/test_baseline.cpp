@@ -199,7 +199,9 @@ TEST_CASE("make_baseline waives current failures and round-trips") {
   CHECK(doc["entries"][0]["case"] == "a.fail");
   CHECK(doc["entries"][0]["expect"] == "fail");
   CHECK(doc["entries"][0]["reason"] == "recorded by --write-baseline");
-  CHECK(doc["entries"][0]["when"]["subject"] == "lib 1.0");
+  // The library without its version (the file's comment keeps "lib 1.0").
+  CHECK(doc["entries"][0]["when"]["subject"] == "lib");
+  CHECK(doc["comment"] == "written by --write-baseline from a run of: lib 1.0");
   CHECK(doc["entries"][3]["case"] == "odd\\*\\[id\\]");
 
   char name[] = "/tmp/dlpv_written_XXXXXX";
@@ -218,4 +220,92 @@ TEST_CASE("make_baseline waives current failures and round-trips") {
   // Regenerating from the judged run keeps the waived cases and their reasons.
   json again = make_baseline(run);
   CHECK(again["entries"] == doc["entries"]);
+}
+
+TEST_CASE("when.subject names a library without its version, or a version glob; exact names still match") {
+  json run = make_run();  // subject 0: "lib 1.0"
+  run["subjects"].push_back({{"index", 1}, {"kind", "python"}, {"path", "numpy"},
+                             {"name", "numpy 2.1.0"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  run["subjects"].push_back({{"index", 2}, {"kind", "plugin"}, {"path", "/x/libnumpyish.so"},
+                             {"name", "numpyish 2.1.0"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  run["subjects"].push_back({{"index", 3}, {"kind", "plugin"}, {"path", "/x/libplain.so"},
+                             {"name", "plain tool"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  for (int s = 0; s < 4; ++s) add_result(run, "x.case", "fail", "DEL-02", s);
+  auto statuses = [&](const char* when) {
+    Baseline b = baseline_from(std::string(R"({"entries":[{"case":"x.*","expect":"fail","reason":"r","when":)") +
+                               when + "}]}");
+    apply_baseline(run, b, "b.json");
+    std::string out;
+    for (const auto& r : run["results"]) out += r["status"] == "xfail" ? 'x' : '.';
+    return out;
+  };
+  CHECK(statuses(R"({"subject":"numpy"})") == ".x..");        // any numpy, not numpyish
+  CHECK(statuses(R"({"subject":"numpy 2.*"})") == ".x..");    // a version glob
+  CHECK(statuses(R"({"subject":"numpy 2.1.0"})") == ".x..");  // the exact name
+  CHECK(statuses(R"({"subject":"numpy 1.*"})") == "....");    // another version
+  CHECK(statuses(R"({"subject":"lib"})") == "x...");
+  CHECK(statuses(R"({"subject":"plain"})") == "....");        // "tool" is no version
+  CHECK(statuses(R"({"subject":"plain tool"})") == "...x");
+}
+
+TEST_CASE("make_baseline scopes pair results by producer and consumer; replaying it gives no xpass") {
+  json run = make_run();  // subject 0: "lib 1.0"
+  run["subjects"].push_back({{"index", 1}, {"kind", "plugin"}, {"path", "/x/libother.so"},
+                             {"name", "other 3.2"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  auto pair = [&](int producer, int consumer, const char* status) {
+    json& r = add_result(run, "pair.float32.contiguous.legacy", status, "LAYOUT-01", producer);
+    r["role"] = "pair";
+    r["params"] = {{"producer", std::to_string(producer)}, {"consumer", std::to_string(consumer)}};
+  };
+  pair(0, 0, "pass");
+  pair(0, 1, "fail");
+  pair(1, 0, "crash");
+  pair(1, 1, "pass");
+  json doc = make_baseline(run);
+  REQUIRE(doc["entries"].size() == 2);
+  CHECK(doc["entries"][0]["when"] == json{{"producer", "lib"}, {"consumer", "other"}});
+  CHECK(doc["entries"][1]["when"] == json{{"producer", "other"}, {"consumer", "lib"}});
+  CHECK(doc["entries"][1]["expect"] == "crash");
+  Baseline b = baseline_from(doc.dump());
+  apply_baseline(run, b, "written.json");
+  CHECK(run["summary"]["counts"]["xfail"] == 2);
+  CHECK(run["summary"]["counts"]["xpass"] == 0);
+  CHECK(run["summary"]["counts"]["pass"] == 2);
+  CHECK(run["baseline_report"]["stale"].empty());
+}
+
+TEST_CASE("make_baseline keeps full names when two subjects differ only in version") {
+  json run = make_run();  // subject 0: "lib 1.0"
+  run["subjects"].push_back({{"index", 1}, {"kind", "plugin"}, {"path", "/x/liblib2.so"},
+                             {"name", "lib 2.0"}, {"dlpack_version", "1.1"}, {"legacy_only", false}});
+  add_result(run, "a.fail", "fail", "DEL-02", 0);
+  add_result(run, "a.fail", "fail", "DEL-02", 1);
+  json doc = make_baseline(run);
+  REQUIRE(doc["entries"].size() == 2);
+  CHECK(doc["entries"][0]["when"]["subject"] == "lib 1.0");
+  CHECK(doc["entries"][1]["when"]["subject"] == "lib 2.0");
+}
+
+TEST_CASE("make_baseline carries an applied entry's issue, confirmed_by, comment and dlpack_version") {
+  json run = make_run();
+  add_result(run, "a.fail", "fail");
+  add_result(run, "a.other", "fail");
+  Baseline b = baseline_from(R"({"entries":[
+    {"case":"a.f*","expect":"fail","reason":"known","issue":"https://x/1","confirmed_by":"peers/confirm/x.py lib",
+     "comment":"kept","when":{"subject":"lib*","dlpack_version":"1.*"}}]})");
+  apply_baseline(run, b, "b.json");
+  json doc = make_baseline(run, &b);
+  REQUIRE(doc["entries"].size() == 2);
+  const json& e = doc["entries"][0];
+  CHECK(e["case"] == "a.fail");
+  CHECK(e["reason"] == "known");
+  CHECK(e["issue"] == "https://x/1");
+  CHECK(e["confirmed_by"] == "peers/confirm/x.py lib");
+  CHECK(e["comment"] == "kept");
+  CHECK(e["when"] == json{{"subject", "lib"}, {"dlpack_version", "1.*"}});
+  CHECK(doc["entries"][1]["reason"] == "recorded by --write-baseline");
+  // Without the baseline object, what the record holds is still kept.
+  json plain = make_baseline(run);
+  CHECK(plain["entries"][0]["confirmed_by"] == "peers/confirm/x.py lib");
+  CHECK_FALSE(plain["entries"][0].contains("comment"));
 }

@@ -68,6 +68,7 @@ void check_all_writers(const std::string& name) {
   check_golden(name + ".html", html.str());
   check_golden(name + ".xml", junit.str());
   check_golden(name + ".md", md.str());
+  check_golden(name + ".txt", text_summary(run));
   check_golden(name + ".run.json",
                run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   check_golden(name + ".write-baseline.json", make_baseline(run).dump(2) + "\n");

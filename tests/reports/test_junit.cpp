@@ -25,8 +25,12 @@ std::string junit(const json& run) {
 
 TEST_CASE("junit counts cases, not checks, and maps every status") {
   json run = make_run();
-  json& f = add_result(run, "c.fail", "fail", "LAYOUT-08");
-  f["checks"] = json::array({json{{"requirement", "LAYOUT-08"}, {"status", "fail"}},
+  // The failure's type is the requirement that failed: the first failing check's, not the
+  // first one the case cites.
+  json& f = add_result(run, "c.fail", "fail", "LAYOUT-07");
+  f["requirements"] = json::array({"LAYOUT-07", "LAYOUT-08", "LAYOUT-09", "LAYOUT-10"});
+  f["checks"] = json::array({json{{"requirement", "LAYOUT-07"}, {"status", "pass"}},
+                             json{{"requirement", "LAYOUT-08"}, {"status", "fail"}},
                              json{{"requirement", "LAYOUT-09"}, {"status", "fail"}},
                              json{{"requirement", "LAYOUT-10"}, {"status", "pass"}}});
   add_result(run, "c.pass", "pass");
@@ -89,4 +93,36 @@ TEST_CASE("junit: one testsuite per subject, duplicate names disambiguated, host
   CHECK(x.find("]]&gt;&lt;![CDATA[\\x1B[0m") != std::string::npos);
   CHECK(x.find('\x01') == std::string::npos);
   CHECK(x.find("legacy-only DLPack producer (no versioned export)") != std::string::npos);
+}
+
+TEST_CASE("junit: stale baseline entries are testcases of a baseline suite, failing only under strict") {
+  json run = make_run();
+  add_result(run, "c.fail", "fail");
+  run["baseline_report"] = {{"path", "known.json"},
+                            {"sha256", "ab"},
+                            {"stale", json::array({json{{"case", "gone.*"}, {"expect", "crash"}, {"reason", "old <crash>"},
+                                                        {"when", {{"subject", "lib"}}}},
+                                                   json{{"case", "gone.*"}, {"expect", "crash"}, {"reason", "again"},
+                                                        {"when", {{"subject", "lib"}}}}})},
+                            {"xpass", json::array()}};
+  finalize_summary(run);
+  std::string x = junit(run);
+  INFO(x);
+  CHECK(count_of(x, "<testsuite ") == 2);
+  CHECK(x.find("<testsuite name=\"dlpack-validate baseline\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\"") !=
+        std::string::npos);
+  CHECK(x.find("classname=\"dlpack-validate.baseline.stale\" name=\"stale: gone.* [subject=lib]\"") != std::string::npos);
+  CHECK(x.find("name=\"stale: gone.* [subject=lib] #2\"") != std::string::npos);  // names stay distinct
+  CHECK(x.find("<skipped type=\"stale-baseline-entry\" message=\"stale baseline entry: expects crash for gone.* "
+               "(subject=lib) but matched no result (fails the run only with --strict)\">") != std::string::npos);
+  CHECK(x.find("reason: old &lt;crash&gt;") != std::string::npos);
+  CHECK(x.find("<testsuites name=\"dlpack-validate\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"2\"") !=
+        std::string::npos);
+
+  run["options"]["strict"] = true;
+  finalize_summary(run);
+  x = junit(run);
+  CHECK(x.find("<failure type=\"stale-baseline-entry\"") != std::string::npos);
+  CHECK(x.find("<testsuites name=\"dlpack-validate\" tests=\"3\" failures=\"3\" errors=\"0\" skipped=\"0\"") !=
+        std::string::npos);
 }

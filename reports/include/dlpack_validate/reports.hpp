@@ -115,7 +115,8 @@ bool append_step_summary(const nlohmann::ordered_json& run) noexcept;
 ///   {"case": "deleter.*", "expect": "fail", "reason": "...", "issue": "https://...",
 ///    "when": {"subject": "numpy*", "dlpack_version": "1.*"}}
 /// `case` and the `when` values are fnmatch-style globs (`*`, `?`, `[...]`, `\` escapes);
-/// an absent `when` key matches everything.
+/// an absent `when` key matches everything. A subject/producer/consumer glob matches the
+/// subject's name ("numpy 2.1.0") or the name without its trailing version word ("numpy").
 struct BaselineEntry {
   std::string case_glob;
   std::string expect;       ///< fail | warn | crash | timeout | error | skip
@@ -163,8 +164,14 @@ void apply_baseline(nlohmann::ordered_json& run, const Baseline& baseline,
 
 /// Builds a baseline (the JSON to write for --write-baseline) that expects every current
 /// fail/warn/crash/timeout/error result (reason "recorded by --write-baseline") and keeps
-/// the entries behind current xfail results, each scoped to its exact case id and subject.
-nlohmann::ordered_json make_baseline(const nlohmann::ordered_json& run);
+/// the entries behind current xfail results (reason, issue, confirmed_by; with `applied`,
+/// the baseline the run was judged with, also their comment and when.dlpack_version), each
+/// scoped to its exact case id: single-subject results by when.subject, pair results by
+/// when.producer and when.consumer. Subjects are named by library without the version
+/// ("numpy", matching every numpy) unless two subjects of the run differ only in version;
+/// the file's comment records the full names.
+nlohmann::ordered_json make_baseline(const nlohmann::ordered_json& run,
+                                     const Baseline* applied = nullptr);
 
 // ---------------------------------------------------------------------------------------
 // Benchmarks (the "bench" section of a record written by `bench`, docs/run-record.md)

@@ -307,13 +307,17 @@ std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample) {
 }
 
 // The requirement a result broke: that of its first check that did not pass (a fail before a
-// warn), else its first requirement; "" when it cites none.
+// warn), else the one its message names ("[DEL-02] ..."), else its first requirement; "" when
+// it cites none. (The text summary, the HTML report and JUnit all group and type by this.)
 std::string failing_requirement(const json& result) {
   const json& checks = array_at(result, "checks");
   for (const char* wanted : {"fail", "warn"})
     for (const auto& c : checks)
       if (c.is_object() && text(c, "status") == wanted && !text(c, "requirement").empty())
         return text(c, "requirement");
+  const std::string m = text(result, "message");
+  const auto close = m.find(']');
+  if (!m.empty() && m[0] == '[' && close != std::string::npos && close > 1 && close < 40) return m.substr(1, close - 1);
   const auto reqs = requirements_of(result);
   return reqs.empty() ? std::string() : reqs.front();
 }

@@ -39,9 +39,6 @@ struct Shown {
 };
 Shown collapse_results(const json& run);
 
-/// The requirement an unexpected result failed: its first check with the result's status,
-/// else its first non-pass check, else a "[REQ-ID]" message prefix, else its first requirement.
-std::string failing_requirement(const json& result);
 
 /// Unexpected results sharing a status, message and expected value (indexes into Shown::groups).
 struct AttentionCause {

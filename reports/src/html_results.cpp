@@ -119,23 +119,6 @@ std::string result_detail(const json& run, const std::vector<std::size_t>& membe
 
 }  // namespace
 
-std::string failing_requirement(const json& r) {
-  const std::string st = status_of(r);
-  for (const auto& c : array_at(r, "checks")) {
-    if (text(c, "status") == st && !text(c, "requirement").empty()) return text(c, "requirement");
-  }
-  for (const auto& c : array_at(r, "checks")) {
-    if (text(c, "status") != "pass" && !text(c, "requirement").empty()) return text(c, "requirement");
-  }
-  std::string m = text(r, "message");
-  auto close = m.find(']');
-  if (!m.empty() && m[0] == '[' && close != std::string::npos && close > 1 && close < 40) {
-    return m.substr(1, close - 1);
-  }
-  auto reqs = requirements_of(r);
-  return reqs.empty() ? std::string() : reqs.front();
-}
-
 Shown collapse_results(const json& run) {
   Shown s;
   const json& results = array_at(run, "results");

@@ -1,11 +1,30 @@
-"""dlpack-validate for Python packages: ``python -m validator PKG...``.
+"""dlpack-validate for Python packages: ``python -m validator PKG...`` and ``validator.run``.
 
 The checks are the C++ harness's (module ``_dlpack_validate``); this package parses the
 options and turns package names into adapters (docs/adapters.md, ``validator.adapters``).
+
+The Python API, for a library's own test suite (``pip install /path/to/dlpack-validate``)::
+
+    import validator
+
+    def test_dlpack():
+        rec = validator.run(["mylib"], filters=["python.*"])   # the run record, a dict
+        assert rec["summary"]["exit_code"] == 0, rec["summary"]
+
+``validator.run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0,
+isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False, json=None,
+html=None, junit=None, summary_md=None, write_baseline=None, quiet=True) -> dict`` takes the
+command line's options as keywords and returns the record its ``--json`` writes
+(docs/run-record.md): ``rec["summary"]`` (``exit_code``, ``verdict``, ``counts``,
+``unexpected``), ``rec["results"]`` (one entry per case: ``id``, ``status``, ``message``, ...).
+Nothing is printed on stdout unless ``quiet=False``. Bad input (what the command answers with
+exit code 2: an unknown package, a filter matching nothing, ...) raises ``validator.BadInput``,
+a ValueError; an internal error (exit code 3) ``validator.InternalError``.
 """
 from ._dlpack_validate import pattern, pattern_bytes, tool_version as __version__  # noqa: F401
+from .api import BadInput, InternalError, run  # noqa: F401
 
-__all__ = ["pattern", "pattern_bytes", "main"]
+__all__ = ["pattern", "pattern_bytes", "main", "run", "BadInput", "InternalError"]
 
 
 def main(argv=None):

@@ -50,6 +50,15 @@ def _split(spec):
     return module, attr
 
 
+def _interpreter():
+    """sys.executable, and in a venv the environment too (its python links to the base one)."""
+    import sys
+    exe = sys.executable
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+        return f"{exe}, the environment {sys.prefix}"
+    return os.path.realpath(exe)
+
+
 def preflight(spec):
     """'' when ``spec`` names something importable, else the one-line reason. Only looks the
     module up (importlib.util.find_spec); a dotted name imports its parent package."""
@@ -62,7 +71,7 @@ def preflight(spec):
         return f"cannot look up Python module '{module}': {e}"
     if found is None:
         return (f"no Python package or module named '{module}' for this interpreter "
-                f"({os.path.realpath(__import__('sys').executable)})")
+                f"({_interpreter()})")
     return ""
 
 

@@ -1,0 +1,236 @@
+"""The Python API: ``validator.run([...])`` returns the run record (docs/run-record.md) as a dict,
+so a library's own test suite can assert on it::
+
+    import validator
+
+    def test_dlpack_conformance():
+        rec = validator.run(["mylib"], filters=["python.*"])
+        assert rec["summary"]["exit_code"] == 0, rec["summary"]
+
+It is ``python -m validator`` without the command line: the same harness, cases, worker
+interpreters (``sys.executable -m validator``), statuses and record.
+"""
+import ctypes
+import os
+import sys
+import tempfile
+import threading
+import json as _json
+
+PROG = "python -m validator"
+
+__all__ = ["run", "BadInput", "InternalError"]
+
+
+class BadInput(ValueError):
+    """The run was refused before any case ran (exit code 2): an unknown package or adapter,
+    a filter matching nothing, a bad option value, a malformed baseline, an unwritable report
+    path. The message is the validator's one line."""
+
+
+class InternalError(RuntimeError):
+    """The validator itself failed (exit code 3)."""
+
+
+def _strings(name, value):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    try:
+        out = list(value)
+    except TypeError:
+        raise BadInput(f"{name} must be a string or a list of strings, not {type(value).__name__}") from None
+    for v in out:
+        if not isinstance(v, str):
+            raise BadInput(f"{name} must hold strings, not {type(v).__name__}")
+    return out
+
+
+def _path(name, value):
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise BadInput(f"{name} must be a path, not {type(value).__name__}")
+    return os.fspath(value)
+
+
+class _Redirect:
+    """fd-level redirection for the length of a run: the C++ harness writes with stdio, not
+    through sys.stdout/sys.stderr. Quiet: stdout (the verdict line) goes to /dev/null and stderr
+    is kept, to become a BadInput's message or be written to sys.stderr afterwards (where
+    pytest captures it). Not quiet: stderr is copied through as it comes (live progress)."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.text = []
+
+    def __enter__(self):
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except (AttributeError, ValueError, OSError):
+                pass
+        self.saved_out = os.dup(1) if self.quiet else None
+        if self.quiet:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        self.saved_err = os.dup(2)
+        r, w = os.pipe()
+        os.dup2(w, 2)
+        os.close(w)
+        self.reader = threading.Thread(target=self._copy, args=(r,), daemon=True)
+        self.reader.start()
+        return self
+
+    def _copy(self, r):
+        with os.fdopen(r, "rb", buffering=0) as pipe:
+            while True:
+                chunk = pipe.read(65536)
+                if not chunk:
+                    return
+                self.text.append(chunk)
+                if not self.quiet:
+                    try:
+                        os.write(self.saved_err, chunk)
+                    except OSError:
+                        pass
+
+    def __exit__(self, *exc):
+        try:
+            ctypes.CDLL(None).fflush(None)  # what C stdio still buffers goes where it was meant
+        except (OSError, AttributeError):
+            pass
+        os.dup2(self.saved_err, 2)  # closes the pipe's last write end: the reader sees EOF
+        self.reader.join(timeout=10)
+        os.close(self.saved_err)
+        if self.saved_out is not None:
+            os.dup2(self.saved_out, 1)
+            os.close(self.saved_out)
+        return False
+
+    def output(self):
+        return b"".join(self.text).decode("utf-8", "replace")
+
+    def message(self):
+        text = self.output().strip()
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        line = lines[-1] if lines else "bad input (exit code 2)"
+        for prefix in (f"{PROG}: error: ", f"{PROG}: "):
+            if line.startswith(prefix):
+                return line[len(prefix):]
+        return line
+
+
+def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0,
+        isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False,
+        json=None, html=None, junit=None, summary_md=None, write_baseline=None, quiet=True):
+    """Validate Python packages and return the run record (docs/run-record.md) as a dict.
+
+    subjects: importable package names (``"numpy"``, ``"mylib"``) or ``"module:attr"`` adapters
+    (docs/adapters.md); a single string is one subject. Cases run in fresh worker interpreters
+    (``sys.executable -m validator``), so an adapter is named, never passed as an object.
+
+    The keywords are the command line's options: ``filters`` (``--filter``), ``exclude``,
+    ``requirements`` (globs, a string or a list), ``timeout`` (seconds per case), ``isolate``
+    (``"worker"``, ``"case"`` or ``"none"``), ``strict``, ``baseline`` (expected results:
+    matching failures become xfail), ``deterministic``, ``exitfirst``; report paths ``json``,
+    ``html``, ``junit``, ``summary_md``, ``write_baseline`` are written as well when given.
+
+    Quiet by default: nothing on stdout (``quiet=False`` prints the usual summary); what the
+    validator writes on stderr (progress, notices) passes through.
+
+    The verdict is in the record: ``rec["summary"]["exit_code"]`` (0 nothing unexpected, 1
+    otherwise), ``rec["summary"]["verdict"]``, ``rec["summary"]["counts"]``, and each case in
+    ``rec["results"]``. Raises ``BadInput`` (a ValueError) where the command would exit with 2,
+    ``InternalError`` where it would exit with 3.
+    """
+    from . import _dlpack_validate, adapters
+
+    subjects = _strings("subjects", subjects)
+    filters = _strings("filters", filters)
+    exclude = _strings("exclude", exclude)
+    requirements = _strings("requirements", requirements)
+    if not subjects:
+        raise BadInput("no subjects: name at least one package or module:attr adapter")
+    try:
+        timeout = float(timeout)
+    except (TypeError, ValueError):
+        raise BadInput(f"timeout must be a number of seconds, not {timeout!r}") from None
+    if not timeout > 0:
+        raise BadInput("timeout must be a positive number of seconds")
+    if isolate not in ("worker", "case", "none"):
+        raise BadInput(f"isolate must be 'worker', 'case' or 'none', not {isolate!r}")
+    reports = {"json": _path("json", json), "html": _path("html", html),
+               "junit": _path("junit", junit), "summary_md": _path("summary_md", summary_md),
+               "baseline": _path("baseline", baseline),
+               "write_baseline": _path("write_baseline", write_baseline)}
+    if reports["json"] == "-":
+        raise BadInput("json='-' (stdout) is for the command line; the record is returned")
+
+    # The equivalent command line, for the record (command_line) and for a reader's rerun.
+    argv = list(subjects)
+    for flag, values in (("--filter", filters), ("--exclude", exclude),
+                         ("--requirement", requirements)):
+        for v in values:
+            argv += [flag, v]
+    if exitfirst:
+        argv.append("--exitfirst")
+    for key, path in reports.items():
+        if path is not None:
+            argv += ["--" + key.replace("_", "-"), path]
+    if timeout != 10.0:
+        argv += ["--timeout", repr(timeout)]
+    if isolate != "worker":
+        argv += ["--isolate", isolate]
+    for flag, on in (("--strict", strict), ("--deterministic", deterministic), ("-q", quiet)):
+        if on:
+            argv.append(flag)
+
+    with tempfile.TemporaryDirectory(prefix="dlpack-validate-") as tmp:
+        record_path = reports["json"] or os.path.join(tmp, "run.json")
+        options = {
+            "subjects": subjects,
+            "filters": filters,
+            "excludes": exclude,
+            "requirements": requirements,
+            "exitfirst": bool(exitfirst),
+            "json": record_path,
+            "timeout": timeout,
+            "isolate": isolate,
+            "strict": bool(strict),
+            "deterministic": bool(deterministic),
+            "quiet": bool(quiet),
+            "list": False,
+            "command_line": [PROG] + argv,
+            "worker_command": [sys.executable, "-m", "validator"],
+            "preflight": adapters.preflight,
+        }
+        for key in ("html", "junit", "summary_md", "baseline", "write_baseline"):
+            options[key] = reports[key]
+        # Workers are `sys.executable -m validator`: they must import this very package (it
+        # may have come from sys.path, not from site-packages). Restored afterwards.
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        old = os.environ.get("PYTHONPATH")
+        if here not in (old or "").split(os.pathsep):
+            os.environ["PYTHONPATH"] = here + (os.pathsep + old if old else "")
+        try:
+            with _Redirect(bool(quiet)) as out:
+                rc = _dlpack_validate.run(options)
+        finally:
+            if old is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = old
+        if rc == 2:
+            raise BadInput(out.message())
+        if quiet and out.output():
+            sys.stderr.write(out.output())
+        if rc not in (0, 1):
+            raise InternalError(f"dlpack-validate failed (exit code {rc}): {out.message()}")
+        try:
+            with open(record_path, encoding="utf-8") as f:
+                return _json.load(f)
+        except (OSError, ValueError) as e:
+            raise InternalError(f"the run record {record_path} could not be read: {e}") from None

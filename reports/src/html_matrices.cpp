@@ -28,8 +28,8 @@ void Tally::add(const std::string& status) {
   if (worst.empty() || severity_rank(status) > severity_rank(worst)) worst = status;
 }
 
-std::string Tally::describe() const {
-  std::string s = fmt::format(FMT_STRING("{} case{}"), total, total == 1 ? "" : "s");
+std::string count_breakdown(std::size_t n, const char* noun, const std::map<std::string, int>& counts) {
+  std::string s = fmt::format(FMT_STRING("{} {}{}"), n, noun, n == 1 ? "" : "s");
   std::string sep = ": ";
   for (auto st : k_statuses) {
     auto it = counts.find(std::string(st));
@@ -39,6 +39,8 @@ std::string Tally::describe() const {
   }
   return s;
 }
+
+std::string Tally::describe() const { return count_breakdown(static_cast<std::size_t>(total), "case", counts); }
 
 std::string Tally::cell() const {
   if (total == 0) return "<td class=\"none\">—</td>";

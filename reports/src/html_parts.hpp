@@ -18,6 +18,9 @@ std::string status_badge(const std::string& status);
 std::string result_anchor(std::size_t index);
 
 /// Worst-status-wins tally of several results, for matrix cells.
+/// "3 cases: 2 pass, 1 fail": a count of `noun`s and its breakdown in canonical status order.
+std::string count_breakdown(std::size_t n, const char* noun, const std::map<std::string, int>& counts);
+
 struct Tally {
   std::map<std::string, int> counts;
   std::string worst;

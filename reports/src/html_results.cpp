@@ -185,17 +185,7 @@ std::vector<AttentionGroup> attention_groups(const json& run, const Shown& shown
   return out;
 }
 
-std::string AttentionGroup::describe() const {
-  std::string s = fmt::format(FMT_STRING("{} result{}"), results, results == 1 ? "" : "s");
-  std::string sep = ": ";
-  for (auto st : k_statuses) {
-    auto it = counts.find(std::string(st));
-    if (it == counts.end()) continue;
-    s += fmt::format(FMT_STRING("{}{} {}"), sep, it->second, st);
-    sep = ", ";
-  }
-  return s;
-}
+std::string AttentionGroup::describe() const { return count_breakdown(results, "result", counts); }
 
 std::string html_attention(const json& run, const Shown& shown, const std::vector<AttentionGroup>& groups,
                            const std::string& supervision_html) {

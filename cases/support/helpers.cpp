@@ -30,9 +30,7 @@ void Exported::release() {
   l = nullptr;
 }
 
-std::string kind_name(bool versioned) { return versioned ? "versioned" : "legacy"; }
-const char* import_need(StructKind k) { return k == StructKind::versioned ? "import_versioned" : "import_legacy"; }
-const char* export_need(StructKind k) { return k == StructKind::versioned ? "export_versioned" : "export_legacy"; }
+std::string kind_name(bool versioned) { return to_string(versioned ? StructKind::versioned : StructKind::legacy); }
 
 void need_cuda(CaseContext& ctx, int32_t id) {
   std::string why;

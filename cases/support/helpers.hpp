@@ -79,11 +79,8 @@ bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>
 /// Skip unless a CUDA driver and device `id` are present (the reason names what is missing).
 void need_cuda(CaseContext& ctx, int32_t id);
 
-/// "versioned" / "legacy".
+/// "versioned" / "legacy" (to_string of the struct kind).
 std::string kind_name(bool versioned);
-/// The capability a case needs to import (export) a struct of kind k: import_versioned ...
-const char* import_need(StructKind k);
-const char* export_need(StructKind k);
 
 /// The rule's own float32 3x4 case (not one of its samples).
 bool plain_float32_3x4(const CaseContext& ctx);

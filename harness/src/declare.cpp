@@ -34,6 +34,9 @@ const std::vector<Sample>& rule_samples() {
   return samples;
 }
 
+const char* import_need(StructKind k) { return k == StructKind::versioned ? "import_versioned" : "import_legacy"; }
+const char* export_need(StructKind k) { return k == StructKind::versioned ? "export_versioned" : "export_legacy"; }
+
 namespace {
 // A declaration mistake is a bug in the validator: say which and stop before any case runs.
 [[noreturn]] void bad_declaration(const std::string& id, const std::string& what) {
@@ -153,12 +156,10 @@ std::vector<CaseInfo> Declare::records(CaseBody body) const {
     const bool consumer = info.role == Role::consumer;
     for (StructKind k : per_kind_) {
       CaseInfo c = info;
-      const bool v = k == StructKind::versioned;
       c.id += std::string(".") + to_string(k);
       c.values.kind = k;
       c.params["version"] = to_string(k);
-      c.needs.insert(c.needs.begin(), consumer ? (v ? "import_versioned" : "import_legacy")
-                                               : (v ? "export_versioned" : "export_legacy"));
+      c.needs.insert(c.needs.begin(), consumer ? import_need(k) : export_need(k));
       bases.push_back(std::move(c));
     }
   }

@@ -49,6 +49,10 @@ const std::vector<Sample>& rule_samples();
 /// (constexpr: declarations run from static initialisers of other files.)
 inline constexpr std::array<StructKind, 2> kBothKinds{StructKind::versioned, StructKind::legacy};
 
+/// The capability a case needs to import (export) a struct of kind k: import_versioned ...
+const char* import_need(StructKind k);
+const char* export_need(StructKind k);
+
 /// A device parameter: the device and the text the record shows for it.
 struct CaseDevice {
   DLDevice device;

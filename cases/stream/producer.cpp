@@ -130,10 +130,12 @@ DLPV_CASES {
 // cannot finish before that kernel does, so reading the copy on another stream right away
 // must not find the final values. (int32, a type no other device case puts on the device, so
 // memory recycled from an earlier case cannot hold the same pattern by chance.)
-void copy_on_stream(CaseContext& ctx) {
-  need_cuda(ctx, 0);
+enum class CopyRead { off_stream, on_stream, inconclusive, not_device };
+
+// One try: block the consumer stream for `cycles` GPU clocks, ask for the copy, read it on a
+// second stream, and say what the read shows.
+CopyRead try_copy_on_stream(CaseContext& ctx, uint64_t cycles) {
   const bool versioned = ctx.versioned();
-  cuda::use_device(0);
   ScopedStream stream(ctx), other(ctx);
   void* consumer_stream = stream.get();
   void* other_stream = other.get();
@@ -142,9 +144,18 @@ void copy_on_stream(CaseContext& ctx) {
   r.req.device = DLDevice{kDLCUDA, 0};
   r.req.stream = stream.handle();
   r.req.flags |= DLPV_REQ_COPY;
-  // About 0.2 s of GPU clock (and of the emulated driver's clock) ahead of the copy.
-  if (!cuda::delay_fill(nullptr, 0, 0, 400000000ull, consumer_stream))
+  if (!cuda::delay_fill(nullptr, 0, 0, cycles, consumer_stream))
     ctx.harness_error("cannot launch the blocking kernel: " + cuda::last_error());
+  // Marks the end of the blocking kernel. Asked after the read, an unreached marker is
+  // certain evidence that the consumer stream had not got past the kernel, so nothing queued
+  // behind it can have run. (Recording a fresh event after the read and querying it at once,
+  // as stream_idle does, can answer "not ready" on a busy GPU although the stream's work is
+  // done: on an H100 shared by four runs that made the reference plugin fail.)
+  struct Marker {
+    void* m;
+    ~Marker() { cuda::destroy_marker(m); }
+  } kernel_end{cuda::record_marker(consumer_stream)};
+  if (!kernel_end.m) ctx.harness_error("cannot record an event on the consumer stream: " + cuda::last_error());
   Exported e = export_or_skip(ctx, versioned, r, "KW-06");
   // A consumer releases a tensor only after its own work on it is done: wait before the
   // deleter runs (this is destroyed before `e`).
@@ -156,16 +167,37 @@ void copy_on_stream(CaseContext& ctx) {
                  "the copy is CUDA device memory on the requested device", "device memory on cuda:0",
                  fmt::format("{}, {}", device_name(t.device),
                              pi.known ? fmt::format("memory type {}", pi.memory_type) : "not CUDA memory")))
-    return;
+    return CopyRead::not_device;
   std::vector<uint8_t> got(static_cast<size_t>(128 * 1024) * 4);
   const bool read = cuda::copy_to_host_async(static_cast<const char*>(t.data) + t.byte_offset, got.data(),
                                              got.size(), other_stream) && cuda::synchronize(other_stream);
-  const bool blocked = !cuda::stream_idle(consumer_stream);
+  const bool blocked = !cuda::marker_reached(kernel_end.m);
   if (!read) ctx.harness_error("reading on a second stream failed: " + cuda::last_error());
-  if (!blocked)
-    ctx.skip("inconclusive: the validator's blocking kernel had already finished when the copy was read");
+  if (!blocked) return CopyRead::inconclusive;
   const bool final_values = describe_mismatch(int32, expected_bytes(int32, r.shape, 0), got).empty();
-  ctx.check(!final_values, "KW-06",
+  return final_values ? CopyRead::off_stream : CopyRead::on_stream;
+}
+
+// KW-06: a copy made for a consumer stream runs on that stream. The validator first blocks
+// its stream with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
+// cannot finish before that kernel does, so reading the copy on another stream while S is
+// still inside the kernel must not find the final values. (int32, a type no other device case
+// puts on the device, so memory recycled from an earlier case cannot hold the same pattern by
+// chance.) When the kernel was over before the read (a GPU shared with other work runs it
+// slower or later), the try tells nothing and is made once more with a kernel four times as long.
+void copy_on_stream(CaseContext& ctx) {
+  need_cuda(ctx, 0);
+  cuda::use_device(0);
+  CopyRead got = CopyRead::inconclusive;
+  // About 0.2 s, then 0.8 s of GPU clock (and of the emulated driver's clock) ahead of the copy.
+  for (uint64_t cycles : {400000000ull, 1600000000ull}) {
+    got = try_copy_on_stream(ctx, cycles);
+    if (got != CopyRead::inconclusive) break;
+  }
+  if (got == CopyRead::not_device) return;
+  if (got == CopyRead::inconclusive)
+    ctx.skip("inconclusive: the validator's blocking kernel had already finished when the copy was read (twice)");
+  ctx.check(got == CopyRead::on_stream, "KW-06",
             "copy=True with a consumer stream: the copy runs on that stream (behind the work already queued there)",
             "not yet done while the consumer stream is blocked",
             "already complete: the copy ran off the consumer's stream");

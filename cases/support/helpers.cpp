@@ -136,7 +136,14 @@ int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) 
   const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
   e.v = rc == DLPV_OK ? v : nullptr;
   e.l = rc == DLPV_OK ? l : nullptr;
+  skip_if_adapters_refusal(ctx, rc);
   return rc;
+}
+
+void skip_if_adapters_refusal(CaseContext& ctx, int rc) {
+  // The validator's adapter could not make the source array: nothing was asked of the library.
+  if (rc == DLPV_UNSUPPORTED && ctx.subject().last_refusal_is_adapters())
+    ctx.skip("not asked of the library: " + ctx.subject().last_error());
 }
 
 Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, const char* requirement) {
@@ -180,6 +187,8 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 
 void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc) {
   void* array = nullptr;
+  const std::string refused = ctx.subject().refuses_device(t.spec().device);
+  if (!refused.empty()) ctx.skip(refused);
   ctx.phase("import");
   *rc = versioned ? ctx.subject().import_versioned(t.versioned(), &array)
                   : ctx.subject().import_legacy(t.legacy(), &array);

@@ -178,6 +178,27 @@ bool stream_idle(void* stream) {
   return idle;
 }
 
+void* record_marker(void* stream) {
+  if (!available()) return nullptr;
+  State& s = state();
+  dlpv_CUevent ev = nullptr;
+  if (!check(s.api.cuEventCreate(&ev, 0), "cuEventCreate")) return nullptr;
+  if (!check(s.api.cuEventRecord(ev, stream), "cuEventRecord")) {
+    s.api.cuEventDestroy(ev);
+    return nullptr;
+  }
+  return ev;
+}
+
+bool marker_reached(void* marker) {
+  if (!marker || !available()) return true;
+  return state().api.cuEventQuery(static_cast<dlpv_CUevent>(marker)) != DLPV_CUDA_ERROR_NOT_READY;
+}
+
+void destroy_marker(void* marker) {
+  if (marker && available()) state().api.cuEventDestroy(static_cast<dlpv_CUevent>(marker));
+}
+
 bool synchronize_device() {
   return available() && check(state().api.cuCtxSynchronize(), "cuCtxSynchronize");
 }

@@ -71,19 +71,22 @@ namespace {
 
 class PluginSubject final : public Subject {
  public:
-  PluginSubject(void* handle, const DLPVPlugin* table, SubjectInfo info)
-      : handle_(handle), p_(table), info_(std::move(info)) {}
+  PluginSubject(void* handle, const DLPVPlugin* table, SubjectInfo info, uint32_t understood)
+      : handle_(handle), p_(table), info_(std::move(info)), understood_(understood) {}
   // The library stays loaded until exit: unloading GPU runtimes and libraries with TLS
   // destructors between cases is a crash source of its own.
   ~PluginSubject() override = default;
 
   const SubjectInfo& info() const override { return info_; }
   int export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) override {
+    if (!understands(req)) return DLPV_UNSUPPORTED;
     return p_->export_versioned(&req, out);
   }
   int export_legacy(const DLPVRequest& req, DLManagedTensor** out) override {
+    if (!understands(req)) return DLPV_UNSUPPORTED;
     return p_->export_legacy(&req, out);
   }
+  bool last_refusal_is_adapters() const override { return t_not_sent; }
   int import_versioned(DLManagedTensorVersioned* t, void** out) override {
     return p_->import_versioned(t, out);
   }
@@ -95,16 +98,35 @@ class PluginSubject final : public Subject {
     return p_->exchange_api ? p_->exchange_api() : nullptr;
   }
   std::string last_error() override {
+    if (t_not_sent) return t_not_sent_why;
     const char* e = p_->last_error ? p_->last_error() : nullptr;
     return e ? std::string(e) : std::string("(no last_error)");
   }
   std::string image_path() const override { return info_.path; }
 
  private:
+  /// A request with a bit the plugin does not declare (dlpv_request_flags) is not sent.
+  bool understands(const DLPVRequest& req) {
+    const uint32_t unknown = req.flags & ~understood_;
+    t_not_sent = unknown != 0;
+    if (t_not_sent)
+      t_not_sent_why = fmt::format(
+          "the request carries {} (bits {:#x}), which the plugin does not declare among the requests it "
+          "understands (dlpv_request_flags, include/dlpack_validate/plugin.h), so it was not sent",
+          (unknown & DLPV_REQ_NO_COPY) ? "DLPV_REQ_NO_COPY (copy=False)" : "a request bit", unknown);
+    return !t_not_sent;
+  }
+
   void* handle_;
   const DLPVPlugin* p_;
   SubjectInfo info_;
+  uint32_t understood_;
+  static thread_local bool t_not_sent;
+  static thread_local std::string t_not_sent_why;
 };
+
+thread_local bool PluginSubject::t_not_sent = false;
+thread_local std::string PluginSubject::t_not_sent_why;
 
 }  // namespace
 
@@ -177,15 +199,24 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
       {"exchange_api", table->exchange_api != nullptr}};
   for (const auto& [name, present] : caps)
     if (present) info.capabilities.push_back(name);
-  // The request's copy flags are part of plugin ABI 1 (an exporter that ignores them is judged).
+  // The request's copy flags are part of plugin ABI 1 (an exporter that ignores them is judged);
+  // bits added later only where the plugin declares them (dlpv_request_flags).
   if (table->export_versioned || table->export_legacy) info.capabilities.push_back("copy_keyword");
+  uint32_t understood = DLPV_REQ_BASE;
+  if (auto flags_fn = reinterpret_cast<dlpv_request_flags_fn>(dlsym(handle, DLPV_REQUEST_FLAGS_ENTRY_POINT))) {
+    load_step("request_flags");
+    understood |= flags_fn();
+  }
+  if (!(understood & DLPV_REQ_NO_COPY))
+    info.notes.push_back("declares no DLPV_REQ_NO_COPY (dlpv_request_flags): copy=False is never asked of it, and "
+                         "its copy=False cases are skips");
   if (info.legacy_only())
     info.notes.push_back(fmt::format(
         "declares DLPack {}: a legacy-only implementation (no versioned struct, no flags); "
         "versioned cases are skipped, not failed", info.version_text()));
   else
     info.notes.push_back("declares DLPack " + info.version_text());
-  return std::make_unique<PluginSubject>(handle, table, std::move(info));
+  return std::make_unique<PluginSubject>(handle, table, std::move(info), understood);
 }
 
 }  // namespace dlpv

@@ -192,9 +192,20 @@ enum {
 /* The consumer forbids a copy (copy=False): a request the library can only meet by copying
  * (another target_device, for instance) must be refused, never answered with a copy. Without
  * DLPV_REQ_COPY or DLPV_REQ_NO_COPY the library copies only where it must (copy=None). Added
- * compatibly in plugin ABI 1: a plugin that predates it sees an unknown bit and may ignore it,
- * which the validator then reports (KW-04). */
+ * compatibly in plugin ABI 1, so a plugin says that it understands it: see dlpv_request_flags
+ * below. A plugin that does not is never sent it (its copy=False cases are skips that say so). */
 #define DLPV_REQ_NO_COPY (1u << 2)
+/* The request bits of plugin ABI 1 as first published: every plugin understands these. */
+#define DLPV_REQ_BASE (DLPV_REQ_READ_ONLY | DLPV_REQ_COPY)
+
+/* Optional second export: the DLPV_REQ_* bits the plugin understands (DLPV_REQ_BASE included),
+ *   uint32_t dlpv_request_flags(void);
+ * A plugin without it is taken to understand DLPV_REQ_BASE only. A request carrying a bit the
+ * plugin does not declare is not sent to it: the validator reports the case as a skip (the
+ * library was never asked), never as a failure. Bits added later come with the same rule, so
+ * plugins built against an older header keep loading and are judged by what they understand. */
+typedef uint32_t (*dlpv_request_flags_fn)(void);
+#define DLPV_REQUEST_FLAGS_ENTRY_POINT "dlpv_request_flags"
 
 /* What the validator asks a producer for. */
 typedef struct DLPVRequest {

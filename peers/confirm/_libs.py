@@ -19,6 +19,9 @@ def lib(name):
         jax = importlib.import_module("jax")
         jnp = importlib.import_module("jax.numpy")
         return (lambda a: jax.device_put(a)), jnp.from_dlpack
+    if name == "cupy":
+        cupy = importlib.import_module("cupy")
+        return cupy.asarray, cupy.from_dlpack
     if name == "paddle":
         paddle = importlib.import_module("paddle")
         return paddle.to_tensor, paddle.from_dlpack

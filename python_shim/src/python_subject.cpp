@@ -14,6 +14,7 @@ namespace dlpv::py_shim {
 
 namespace {
 thread_local std::string t_last_error;
+thread_local bool t_adapters_refusal = false;  // the last error is the adapter's NotImplemented
 
 py::tuple version_tuple(DLPackVersion v) { return py::make_tuple(v.major, v.minor); }
 
@@ -224,9 +225,12 @@ void PythonSubject::probe() {
   if (!py::hasattr(adapter_, "from_dlpack")) {
     absent["import_versioned"] = absent["import_legacy"] = "the adapter has no from_dlpack";
   } else {
+    // Labelled with the package's home device: a CUDA-only consumer (CuPy) refuses a CPU
+    // producer before it calls __dlpack__, which would hide its protocol.
     ProbeConfig cfg;
     cfg.raise_type = "BufferError";
     cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
+    cfg.device = home_;
     py::object p = make_probe(cfg);
     try {
       from_dlpack(p);
@@ -252,6 +256,7 @@ void PythonSubject::probe() {
         }
       }
       facts_.consumer_versioned = versioned;
+      if (home_.device_type != kDLCPU) probe_cpu_refusal();
       if (!versioned)
         absent["import_versioned"] =
             kw.is_none() ? "from_dlpack never called __dlpack__ on a foreign producer"
@@ -300,7 +305,31 @@ void PythonSubject::probe() {
 
 // ---- errors -------------------------------------------------------------------------------
 
-void PythonSubject::set_error(const std::string& message) { t_last_error = message; }
+// For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
+// producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
+// called, which a consumer propagates) is the package's own word that it takes no host memory.
+void PythonSubject::probe_cpu_refusal() {
+  for (const DLDevice& d : devices_)
+    if (d.device_type == kDLCPU) return;
+  ProbeConfig cfg;
+  cfg.raise_type = "BufferError";
+  cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
+  py::object p = make_probe(cfg);
+  try {
+    from_dlpack(p);
+  } catch (py::error_already_set& e) {
+    if (probe_of(p).dlpack_calls() == 0)
+      facts_.cpu_refusal = "from_dlpack refused a CPU producer at load before calling its __dlpack__ (" +
+                           describe(e) + "), and the adapter declares no CPU device: the consumer takes no host "
+                           "memory (DEV-04 allows a refusal; the device.consumer.* cases judge its own devices)";
+  }
+}
+
+void PythonSubject::set_error(const std::string& message) {
+  t_last_error = message;
+  t_adapters_refusal = false;
+}
+bool PythonSubject::last_refusal_is_adapters() const { return t_adapters_refusal; }
 std::string PythonSubject::last_error() { return t_last_error.empty() ? "(no error recorded)" : t_last_error; }
 std::string PythonSubject::image_path() const { return image_; }
 
@@ -345,6 +374,7 @@ py::dict export_kwargs(const DLPVRequest& req) {
     return DLPV_OK;                                                                               \
   } catch (const NotImplemented& n) {                                                             \
     set_error(n.reason);                                                                          \
+    t_adapters_refusal = true;                                                                    \
     return DLPV_UNSUPPORTED;                                                                      \
   } catch (py::error_already_set& e) {                                                            \
     /* Any exception is a refusal of this request; its type is judged by ERR-01/02. */            \

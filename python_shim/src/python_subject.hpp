@@ -40,6 +40,9 @@ struct Facts {
   DLPackVersion consumer_max{0, 0};
   std::string exchange_attr;            ///< "capsule", "int (v1.2)", "other", "" (absent)
   std::string dlpack_signature_note;    ///< what __dlpack__ did with max_version
+  /// Why from_dlpack takes no CPU tensors: a package whose adapter declares no CPU device and
+  /// whose from_dlpack refused a CPU producer at load without calling its __dlpack__ (CuPy).
+  std::string cpu_refusal;
 };
 
 class PythonSubject final : public Subject {
@@ -49,6 +52,9 @@ class PythonSubject final : public Subject {
   ~PythonSubject() override;
 
   const SubjectInfo& info() const override { return info_; }
+  std::string refuses_device(DLDevice device) const override {
+    return device.device_type == kDLCPU ? facts_.cpu_refusal : std::string();
+  }
   int export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) override;
   int export_legacy(const DLPVRequest& req, DLManagedTensor** out) override;
   int import_versioned(DLManagedTensorVersioned* t, void** out_array) override;
@@ -58,6 +64,7 @@ class PythonSubject final : public Subject {
   void release_array(void* array) override;
   const DLPackExchangeAPI* exchange_api() override;
   std::string last_error() override;
+  bool last_refusal_is_adapters() const override;
   std::string image_path() const override;
 
   // ---- for Python-protocol cases (GIL held by the caller) ----------------------------
@@ -83,6 +90,7 @@ class PythonSubject final : public Subject {
 
  private:
   void probe();
+  void probe_cpu_refusal();
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);
 

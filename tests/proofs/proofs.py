@@ -32,7 +32,9 @@ class Fixture:
 
     def breaks(self, case_id):
         status = self.expected(case_id)
-        return status is not None and status.split(":")[0] not in ("pass", "skip")
+        # "skip/pass": either status is right (real hardware and the emulated driver differ);
+        # it breaks the case only if every alternative does.
+        return status is not None and all(a not in ("pass", "skip") for a in status.split(":")[0].split("/"))
 
 
 def read_table(path):

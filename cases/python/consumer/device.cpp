@@ -53,11 +53,16 @@ DLPV_CASES {
 void device_same(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     Feed f = feed_plain(ctx, ps);
-    if (!ctx.check(!f.result.raised, "DEV-07", "a CPU tensor is imported", "an array", f.result.what())) return;
+    const DLDevice home = f.made->spec().device;  // the package's home device (CPU, or CUDA for CuPy)
+    if (!ctx.check(!f.result.raised, "DEV-07", "a tensor on the package's home device is imported", "an array",
+                   f.result.what()))
+      return;
     auto d = device_of(f.result.value);
     if (!d) ctx.skip("the imported array has no __dlpack_device__ to say where it lives");
-    ctx.check(*d == std::pair<int, int>{kDLCPU, 0}, "DEV-07", "from_dlpack(x) with device=None stays on x's device",
-              "(1, 0)", fmt::format("({}, {})", d->first, d->second));
+    ctx.check(*d == std::pair<int, int>{static_cast<int>(home.device_type), home.device_id}, "DEV-07",
+              "from_dlpack(x) with device=None stays on x's device",
+              fmt::format("({}, {})", static_cast<int>(home.device_type), home.device_id),
+              fmt::format("({}, {})", d->first, d->second));
     f.settle(ctx);
   });
 }
@@ -102,16 +107,16 @@ DLPV_CASES {
 
 // DEV-08: from_dlpack(x, device=<cpu>) of a device array yields host data: the consumer asks
 // the producer for a host copy (dl_device=(kDLCPU, 0)) or copies itself; a library that cannot
-// at all raises BufferError. The probe's CUDA-labelled tensor holds bytes that are not the
-// values (without a GPU a CPU consumer cannot legitimately read that memory): only the host
-// copy, or a real device-to-host copy, holds the pattern.
+// at all raises BufferError. Without a GPU the probe's CUDA-labelled tensor is host memory
+// holding bytes that are not the values (a CPU consumer cannot legitimately read it): only the
+// host copy holds the pattern. With a GPU it is real device memory holding the values.
 void device_cpu(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
     py::object a = ps.adapter();
     py::object cpu = py::hasattr(a, "cpu_device") ? a.attr("cpu_device")() : py::str("cpu");
-    MadeSpec spec, host;
-    spec.device = DLDevice{kDLCUDA, 0};
+    MadeSpec host;
+    MadeSpec spec = labelled_spec(DLDevice{kDLCUDA, 0});
     host.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
     auto copy = MadeTensor::make(host, v);
     py::dict kw;
@@ -121,7 +126,9 @@ void device_cpu(CaseContext& ctx) {
       c.host_versioned = v;
       const DLTensor& t = v ? static_cast<DLManagedTensorVersioned*>(c.managed)->dl_tensor
                             : static_cast<DLManagedTensor*>(c.managed)->dl_tensor;
-      std::memset(static_cast<char*>(t.data) + t.byte_offset, 0xA5, copy->expected().size());
+      // Host memory under the label: not the values (only a host copy holds them). Real
+      // device memory already holds the values, which a real device-to-host copy brings back.
+      if (!spec.device_memory) std::memset(static_cast<char*>(t.data) + t.byte_offset, 0xA5, copy->expected().size());
     });
     f.copy = std::move(copy);
     if (f.result.is("TypeError") && f.p().dlpack_calls() == 0)

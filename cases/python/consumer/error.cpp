@@ -12,6 +12,7 @@ void error_propagated(CaseContext& ctx) {
     ProbeConfig cfg;
     cfg.raise_type = "BufferError";
     cfg.raise_message = "probe refuses: dlpack-validate ERR-03";
+    cfg.device = ps.home_device();  // a device the consumer takes: a CUDA-only one refuses host memory first
     py::object probe = make_probe(cfg);
     Call c = attempt([&] { return ps.from_dlpack(probe); });
     ctx.check(c.is("BufferError"), "ERR-03", "a BufferError raised by __dlpack__ propagates out of from_dlpack",

@@ -175,6 +175,7 @@ class MinimalProducer:
     cfg.versioned = v;
     cfg.capsule_name = v ? kVersionedName : kLegacyName;
     cfg.destructor_deletes = true;
+    cfg.device = spec.device;
     py::object probe = make_probe(cfg);
     py::object obj = ns["MinimalProducer"](probe);
     ctx.phase("import");

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "py_consumer.hpp"
 
+#include "dlpack_validate/cuda.hpp"
+
 namespace dlpv::py_shim {
 
 // After settle(): whatever tensor was handed out in a capsule was deleted exactly once. Who
@@ -86,11 +88,21 @@ std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor&
 
 std::string calls_text(Probe& p) { return py::repr(p.calls()).cast<std::string>(); }
 
-// A probe labelled with `device` (host memory under the label): which streams it was given.
-Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device) {
+// A tensor labelled with `device`: real device memory for the CUDA kinds where a CUDA driver
+// and device are present (a consumer on a real GPU touches the memory: host memory under a
+// CUDA label makes it fault, "illegal memory access", and that sticks to the process), the
+// label over host memory otherwise (no consumer can use such memory without a GPU).
+MadeSpec labelled_spec(DLDevice device) {
   MadeSpec spec;
   spec.device = device;
-  return feed(ctx, ps, spec, speaks_versioned(ps));
+  const int t = static_cast<int>(device.device_type);
+  spec.device_memory = (t == kDLCUDA || t == kDLCUDAHost || t == kDLCUDAManaged) && cuda::available();
+  return spec;
+}
+
+// A probe labelled with `device` (labelled_spec): which streams it was given.
+Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device) {
+  return feed(ctx, ps, labelled_spec(device), speaks_versioned(ps));
 }
 
 // from_dlpack(x, copy=...) where the adapter's from_dlpack has no such keyword: a skip.

@@ -71,6 +71,8 @@ bool speaks_versioned(PythonSubject& ps);
 std::string legacy_reason(PythonSubject& ps);
 /// A validator-made tensor on the package's home device (the first one its adapter declares).
 MadeSpec home_spec(PythonSubject& ps);
+/// A tensor labelled `device`: real CUDA memory where a GPU is present, the label alone otherwise.
+MadeSpec labelled_spec(DLDevice device);
 
 /// from_dlpack(probe, **kwargs) of a tensor built from `spec`; `tweak` adjusts the probe.
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,

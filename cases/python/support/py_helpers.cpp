@@ -11,7 +11,14 @@ std::string Call::what() const {
   if (raised) return "raised " + text;
   const std::string name = capsule_name(value);
   if (!name.empty()) return "returned a '" + name + "' capsule";
-  return "returned " + py::repr(value).cast<std::string>();
+  // The value is the library's: its repr may raise (torch's repr of a tensor on a device
+  // this build has no kernels for raises NotImplementedError), and that is not the case's result.
+  try {
+    return "returned " + py::repr(value).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    return "returned a '" + py::type::of(value).attr("__name__").cast<std::string>() +
+           "' object (its repr raised " + exception_type(e) + ")";
+  }
 }
 
 Call call_dlpack(py::handle x, py::dict kwargs) {

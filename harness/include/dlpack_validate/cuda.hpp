@@ -44,6 +44,11 @@ bool copy_to_host_async(const void* src, void* dst, size_t n, void* stream);
 
 /// True when all work enqueued on `stream` so far has completed (an event recorded and queried).
 bool stream_idle(void* stream);
+/// A marker recorded on `stream` now (an event); nullptr on failure. marker_reached: the stream
+/// has run everything enqueued before the marker (unknown markers count as reached).
+void* record_marker(void* stream);
+bool marker_reached(void* marker);
+void destroy_marker(void* marker);
 /// Wait for all work of the current device (cuCtxSynchronize).
 bool synchronize_device();
 

@@ -81,7 +81,11 @@ int run_cli(int argc, char** argv) {
   app.add_option("--write-baseline", cfg.write_baseline_path,
                  "write a baseline that accepts this run's unexpected results to PATH")
       ->type_name("PATH");
-  app.add_option("--timeout", cfg.timeout_s, "per-case time limit in seconds (default 10)")
+  app.add_option("--timeout", cfg.timeout_s, "per-case time limit in seconds (default 10); a case that "
+                 "times out is run once more alone, with twice the time, before it is reported")
+      ->check(number_check("a positive number of seconds", 0.0, false))->type_name("S");
+  app.add_option("--load-timeout", cfg.load_timeout_s, "time limit in seconds for loading a subject in a worker "
+                 "(dlopen or import and its probes), apart from case time (default 120)")
       ->check(number_check("a positive number of seconds", 0.0, false))->type_name("S");
   app.add_option("--isolate", cfg.isolate, "worker (reused worker process, default), case (one "
                  "process per case) or none (in-process, for debugging)")

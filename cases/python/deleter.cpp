@@ -132,8 +132,11 @@ void after_finalize(CaseContext& ctx) {
     ctx.phase("deleter");
     py::object r;
     try {
+      // As long as the case itself may take (the supervisor's limit for it): a slow import in
+      // the helper on a busy machine then makes the whole case time out, and a timeout is
+      // confirmed alone with twice the time before it is reported.
       r = sp.attr("run")(py::make_tuple(sys.attr("executable"), "-c", code), py::arg("capture_output") = true,
-                         py::arg("timeout") = 8);
+                         py::arg("timeout") = case_time_limit_s());
     } catch (py::error_already_set& e) {
       ctx.check(false, "DEL-07", "a deleter run after interpreter finalisation returns (leaks rather than hangs)",
                 "exit 0", describe(e));

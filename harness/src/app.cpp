@@ -217,6 +217,7 @@ int list_json(const std::vector<const CaseInfo*>& selected, const std::string& p
 
 int run_app(const AppConfig& cfg) {
   if (!(cfg.timeout_s > 0)) throw BadInput{"--timeout must be a positive number of seconds"};
+  if (!(cfg.load_timeout_s > 0)) throw BadInput{"--load-timeout must be a positive number of seconds"};
   const Isolation isolation = parse_isolation(cfg.isolate);
   if (cfg.bench) {
     if (cfg.subjects.empty()) throw BadInput{"bench: no subject given (see --help)"};
@@ -251,6 +252,7 @@ int run_app(const AppConfig& cfg) {
   opt.subject_paths = cfg.subjects;
   opt.filters = cfg.filters;
   opt.timeout_s = cfg.timeout_s;
+  opt.load_timeout_s = cfg.load_timeout_s;
   opt.isolation = isolation;
   opt.worker_command = cfg.worker_command;
   opt.loader = cfg.loader;
@@ -262,6 +264,7 @@ int run_app(const AppConfig& cfg) {
   ro.requirements = cfg.requirements;
   ro.exitfirst = cfg.exitfirst;
   ro.timeout_s = cfg.timeout_s;
+  ro.load_timeout_s = cfg.load_timeout_s;
   ro.isolation = isolation;
   ro.strict = cfg.strict;
   ro.deterministic = cfg.deterministic;

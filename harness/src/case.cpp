@@ -4,6 +4,7 @@
 
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace dlpv {
 
@@ -218,6 +219,16 @@ const Requirement* find_requirement(const std::string& id) {
   for (const Requirement& r : all_requirements())
     if (id == r.id) return &r;
   return nullptr;
+}
+
+double case_time_limit_s() {
+  const char* text = std::getenv("DLPV_CASE_TIMEOUT_S");
+  if (text && *text) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end != text && v > 0) return v;
+  }
+  return 10.0;
 }
 
 }  // namespace dlpv

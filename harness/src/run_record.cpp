@@ -75,6 +75,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   rec["environment"] = environment(opt.deterministic);
   rec["options"] = {{"filters", opt.filters.empty() ? std::vector<std::string>{"*"} : opt.filters},
                     {"timeout_s", opt.timeout_s},
+                    {"load_timeout_s", opt.load_timeout_s},
                     {"isolate", to_string(opt.isolation)},
                     {"strict", opt.strict},
                     {"baseline", nullptr}};
@@ -145,6 +146,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"duration_s", opt.deterministic ? 0.0 : o.duration_s},
                        {"output_tail", o.output_tail},
                        {"baseline", nullptr}});
+    if (!o.first_try.empty()) results.back()["first_try"] = o.first_try;
   }
   rec["results"] = results;
 

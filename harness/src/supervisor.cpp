@@ -134,14 +134,16 @@ class Supervisor {
     std::string err;
     // The first worker loads every subject (its hello describes them); later ones (after a
     // crash or with --isolate=case) load only what their cases need.
-    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty()))
+    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, case_timeout_s_, memory_limit_mib_, err,
+                        !run_.subjects.empty()))
       throw std::runtime_error(err);
     ++run_.workers_started;
     ++fruitless_;  // until it finishes a case
     answered_ = false;
     failed_load_ = LoadStep{};
     const auto t0 = Clock::now();
-    auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
+    // Loading (dlopen or import, then the probes) has the load deadline, not a case's.
+    auto deadline = t0 + seconds(opt_.load_timeout_s);
     std::string line;
     for (;;) {
       WorkerProcess::Wait w = worker_->next_line(line, deadline);
@@ -150,7 +152,8 @@ class Supervisor {
         out.phase = phase_of(failed_load_.step);
         if (w == WorkerProcess::Wait::timeout) {
           out.status = Status::timeout;
-          out.message = fmt::format("{} did not finish within {} s", step_words(failed_load_.step), opt_.timeout_s);
+          out.message = fmt::format("{} did not finish within the load deadline of {} s (--load-timeout)",
+                                    step_words(failed_load_.step), opt_.load_timeout_s);
           out.output_tail = kill_worker();
         } else {
           out.status = Status::crash;
@@ -224,7 +227,7 @@ class Supervisor {
                                             : fmt::format("run {} {} {}\n", nonce, subject, info.id);
       worker_->clear_tail();
       const auto t0 = Clock::now();
-      const auto deadline = t0 + std::chrono::milliseconds(static_cast<long long>(opt_.timeout_s * 1000));
+      auto deadline = t0 + seconds(case_timeout_s_);
       if (!worker_->send(command)) {
         std::string sig;
         const std::string why = reap_worker(sig);
@@ -243,7 +246,7 @@ class Supervisor {
       }
       if (w == WorkerProcess::Wait::timeout) {
         incident("unresponsive", fmt::format("the worker did not accept the next case within {} s (stopped, or "
-                                             "hung while idle); it was killed and replaced", opt_.timeout_s),
+                                             "hung while idle); it was killed and replaced", case_timeout_s_),
                  "", label, subject, kill_worker());
         continue;
       }
@@ -272,11 +275,16 @@ class Supervisor {
             return true;
           }
           if (kind == "phase") {
+            const bool was_loading = phase == "load";
             phase = protocol::string_field(ev, "phase");
             if (phase == "load") {
+              // A fresh worker loads the subject again before the case: the load deadline,
+              // not case time.
+              if (!was_loading) deadline = Clock::now() + seconds(opt_.load_timeout_s);
               loading.subject = ev.value("subject", -1);
               loading.step = protocol::string_field(ev, "step");
             } else {
+              if (was_loading) deadline = Clock::now() + seconds(case_timeout_s_);  // the case begins now
               loading = LoadStep{};
             }
             if (phase.empty()) {
@@ -313,7 +321,12 @@ class Supervisor {
         out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (w == WorkerProcess::Wait::timeout) {
           out.status = Status::timeout;
-          out.message = fmt::format("the case did not finish within {} s (hung in phase '{}')", opt_.timeout_s, phase);
+          out.message = phase == "load"
+                            ? fmt::format("a fresh worker did not finish {} of subject {} within the load deadline of "
+                                          "{} s (--load-timeout), before the case began",
+                                          step_words(loading.step), loading.subject, opt_.load_timeout_s)
+                            : fmt::format("the case did not finish within {} s (hung in phase '{}')", case_timeout_s_,
+                                          phase);
           out.output_tail = kill_worker();
         } else {
           out.status = Status::crash;
@@ -329,6 +342,36 @@ class Supervisor {
       answered_ = true;  // this worker's last words were this case's result
       if (opt_.isolation == Isolation::per_case) retire("after " + label, subject, &out);
       return true;
+    }
+  }
+
+  /// A case that timed out, run once more alone in a fresh worker with twice the time
+  /// (DESIGN §7: a timeout is confirmed before it is reported). `out` holds the first try and
+  /// becomes the result: the second try's, with the first try noted. The worker of the second
+  /// try is ended afterwards, so the cases after it run under the usual limit.
+  void confirm_timeout(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
+    const CaseOutcome first = out;
+    if (worker_) kill_worker();
+    worker_.reset();
+    case_timeout_s_ = 2 * opt_.timeout_s;
+    CaseOutcome second;
+    const bool ran = run_one(info, subject, peer, second);
+    case_timeout_s_ = opt_.timeout_s;
+    if (worker_) {
+      kill_worker();
+      worker_.reset();
+    }
+    if (!ran) return;  // the subject's workers stopped starting: the first try stands
+    const std::string first_words =
+        fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s", first.message,
+                    2 * opt_.timeout_s);
+    out = second;
+    if (second.status == Status::timeout) {
+      out.message += fmt::format(" (reproduced: run again alone in a fresh worker with twice the time, after "
+                                 "the first try had timed out at {} s)", opt_.timeout_s);
+      out.first_try = first.message;
+    } else {
+      out.first_try = first_words + ", it ended " + to_string(second.status);
     }
   }
 
@@ -503,8 +546,13 @@ class Supervisor {
     return t;
   }
 
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
   const RunOptions& opt_;
   RunResult& run_;
+  double case_timeout_s_ = opt_.timeout_s;  ///< the time a case gets now (twice as much to confirm a timeout)
   const unsigned long long memory_limit_mib_;
   std::unique_ptr<WorkerProcess> worker_;
   int fruitless_ = 0;
@@ -644,6 +692,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
           rest.cases.push_back(label(r));
           continue;
         }
+        if (done.outcome.status == Status::timeout) sup.confirm_timeout(*r.info, r.subject, r.peer, done.outcome);
         run.results.push_back(std::move(done));
         if (options.stop_after && options.stop_after(run.subjects, run.results.back()))
           stopped = stopped_reason(run.results.back());

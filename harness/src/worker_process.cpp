@@ -65,6 +65,7 @@ int dup_high(int fd) {
 }  // namespace
 
 bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
+                          double case_timeout_s,
                           unsigned long long memory_limit_mib, std::string& err, bool lazy) {
     int ctl[2], evt[2], out[2], errp[2];
     if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
@@ -115,12 +116,15 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     for (char** e = environ; e && *e; ++e) {
       if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_LAZY=", 17) == 0) continue;
+      if (std::strncmp(*e, "DLPV_CASE_TIMEOUT_S=", 20) == 0) continue;
 #ifdef DLPV_UNDER_ASAN
       if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
 #endif
       envp.push_back(*e);
     }
     envp.push_back(limit.data());
+    std::string case_limit = "DLPV_CASE_TIMEOUT_S=" + std::to_string(case_timeout_s);
+    envp.push_back(case_limit.data());
     std::string lazy_var = "DLPV_WORKER_LAZY=1";
     if (lazy) envp.push_back(lazy_var.data());
     envp.push_back(nullptr);

@@ -33,7 +33,8 @@ class WorkerProcess {
   /// `lazy`: the worker loads each subject when a case first needs it, not all at start (the
   /// supervisor already knows the subjects from an earlier worker; after a crash only what the
   /// next cases need is imported again).
-  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
+  /// `case_timeout_s` reaches the worker as DLPV_CASE_TIMEOUT_S (case_time_limit_s()).
+  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects, double case_timeout_s,
              unsigned long long memory_limit_mib, std::string& err, bool lazy = false);
   /// Write a command. False when the worker is gone (EPIPE): SIGPIPE is blocked for the
   /// write and a pending one consumed, so a dead worker never kills the caller.

@@ -94,6 +94,7 @@ int run(const py::dict& opts) {
   cfg.write_baseline_path = path("write_baseline");
   const std::string report_from = path("report");
   cfg.timeout_s = opts["timeout"].cast<double>();
+  if (opts.contains("load_timeout")) cfg.load_timeout_s = opts["load_timeout"].cast<double>();
   cfg.isolate = opts["isolate"].cast<std::string>();
   cfg.strict = opts["strict"].cast<bool>();
   cfg.deterministic = opts["deterministic"].cast<bool>();

@@ -124,7 +124,7 @@ class _Redirect:
 
 
 def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0,
-        isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False,
+        load_timeout=120.0, isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False,
         json=None, html=None, junit=None, summary_md=None, write_baseline=None, quiet=True):
     """Validate Python packages and return the run record (docs/run-record.md) as a dict.
 
@@ -133,7 +133,8 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
     (``sys.executable -m validator``), so an adapter is named, never passed as an object.
 
     The keywords are the command line's options: ``filters`` (``--filter``), ``exclude``,
-    ``requirements`` (globs, a string or a list), ``timeout`` (seconds per case), ``isolate``
+    ``requirements`` (globs, a string or a list), ``timeout`` (seconds per case),
+    ``load_timeout`` (seconds to import and probe a package in a worker, apart from case time), ``isolate``
     (``"worker"``, ``"case"`` or ``"none"``), ``strict``, ``baseline`` (expected results:
     matching failures become xfail), ``deterministic``, ``exitfirst``; report paths ``json``,
     ``html``, ``junit``, ``summary_md``, ``write_baseline`` are written as well when given.
@@ -160,6 +161,12 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
         raise BadInput(f"timeout must be a number of seconds, not {timeout!r}") from None
     if not timeout > 0:
         raise BadInput("timeout must be a positive number of seconds")
+    try:
+        load_timeout = float(load_timeout)
+    except (TypeError, ValueError):
+        raise BadInput(f"load_timeout must be a number of seconds, not {load_timeout!r}") from None
+    if not load_timeout > 0:
+        raise BadInput("load_timeout must be a positive number of seconds")
     if isolate not in ("worker", "case", "none"):
         raise BadInput(f"isolate must be 'worker', 'case' or 'none', not {isolate!r}")
     reports = {"json": _path("json", json), "html": _path("html", html),
@@ -182,6 +189,8 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
             argv += ["--" + key.replace("_", "-"), path]
     if timeout != 10.0:
         argv += ["--timeout", repr(timeout)]
+    if load_timeout != 120.0:
+        argv += ["--load-timeout", repr(load_timeout)]
     if isolate != "worker":
         argv += ["--isolate", isolate]
     for flag, on in (("--strict", strict), ("--deterministic", deterministic), ("-q", quiet)):
@@ -198,6 +207,7 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
             "exitfirst": bool(exitfirst),
             "json": record_path,
             "timeout": timeout,
+            "load_timeout": load_timeout,
             "isolate": isolate,
             "strict": bool(strict),
             "deterministic": bool(deterministic),

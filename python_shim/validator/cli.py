@@ -45,7 +45,11 @@ def _parser():
                         "to stderr; with --list: the declarations)")
     _add_report_options(p)
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                   help="per-case time limit in seconds (default 10)")
+                   help="per-case time limit in seconds (default 10); a case that times out is run "
+                        "once more alone, with twice the time, before it is reported")
+    p.add_argument("--load-timeout", type=float, default=120.0, metavar="S",
+                   help="time limit in seconds for importing a package in a worker and probing it, "
+                        "apart from case time (default 120)")
     p.add_argument("--isolate", default="worker", choices=["worker", "case", "none"],
                    help="worker (reused worker interpreter, default), case (one interpreter per "
                         "case) or none (in-process, for debugging)")
@@ -148,6 +152,10 @@ def main(argv=None):
     if not args.timeout > 0:
         sys.stderr.write(f"{PROG}: error: --timeout must be a positive number of seconds\n")
         return 2
+    load_timeout = getattr(args, "load_timeout", 120.0)
+    if not load_timeout > 0:
+        sys.stderr.write(f"{PROG}: error: --load-timeout must be a positive number of seconds\n")
+        return 2
     subjects = list(args.packages) + list(args.adapter)
     options = {
         "subjects": subjects,
@@ -157,6 +165,7 @@ def main(argv=None):
         "exitfirst": args.exitfirst,
         "json": args.json,
         "timeout": args.timeout,
+        "load_timeout": load_timeout,
         "isolate": args.isolate,
         "strict": args.strict,
         "deterministic": args.deterministic,

@@ -39,6 +39,7 @@ def main():
         ("unknown option", ["--frobnicate", a.reference], "frobnicate"),
         ("bad isolate value", ["--isolate", "thread", a.reference], "isolate"),
         ("negative timeout", ["--timeout", "-1", a.reference], "timeout"),
+        ("negative load timeout", ["--load-timeout", "-1", a.reference], "load-timeout"),
         ("timeout not a number", ["--timeout", "abc", a.reference], "'abc' is not a positive number of seconds"),
         ("unknown requirement", ["--requirement", "NOPE-1", a.reference], "no such requirement id"),
         ("exclude leaves nothing", ["--exclude", "*", a.reference], "no case matches"),

@@ -31,7 +31,8 @@ UNEXPECTED = {"fail", "crash", "timeout", "error"}
 def run(args, extra):
     # Extra options first: a repeatable option (--filter) would swallow a following subject.
     prefix = shlex.split(args.command) if args.command else [args.validator]
-    cmd = prefix + extra + ["--json", args.out, "--timeout", str(args.timeout), args.subject]
+    cmd = prefix + extra + ["--json", args.out, "--timeout", str(args.timeout),
+                            "--load-timeout", str(args.load_timeout), args.subject]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     return proc, json.load(open(args.out))
 
@@ -50,6 +51,9 @@ def main():
                     help="with --expect-all: a skip whose reason contains this text is accepted "
                          "(e.g. CUDA cases on a machine without a GPU); repeatable")
     ap.add_argument("--timeout", type=float, default=10.0)
+    # The fixtures load in milliseconds; a fixture that hangs while loading is waited for this
+    # long (twice: the first worker's load is tried once more), not the validator's 120 s.
+    ap.add_argument("--load-timeout", type=float, default=10.0)
     ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("--max-rss-mib", type=float)
     ap.add_argument("--lawful", action="store_true")

@@ -129,7 +129,7 @@ def main():
         hits, peak = {}, [0]
         t0 = time.monotonic()
         proc = subprocess.Popen([args.validator, "-q", "--json", path, "--timeout", str(args.timeout),
-                                 "--isolate", isolate] + filters + args.subject,
+                                 "--load-timeout", "5", "--isolate", isolate] + filters + args.subject,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         thread = threading.Thread(target=chaos, args=(proc, rng, hits, peak, args.min_ms, args.max_ms))
         thread.start()

@@ -47,7 +47,7 @@ def main():
     for path in [args.out, base + ".html", base + ".xml", base + ".md"]:
         if os.path.exists(path):
             os.remove(path)
-    cmd = prefix + args.extra + outputs + ["--timeout", str(args.timeout), args.subject]
+    cmd = prefix + args.extra + outputs + ["--timeout", str(args.timeout), "--load-timeout", "10", args.subject]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=600)
     problems = []
     if proc.returncode != args.exit:

@@ -31,6 +31,7 @@ def main():
         ("unknown option", ["--frobnicate", OK], "frobnicate"),
         ("bad isolate value", ["--isolate", "thread", OK], "isolate"),
         ("negative timeout", ["--timeout", "-1", OK], "timeout"),
+        ("negative load timeout", ["--load-timeout", "-1", OK], "load-timeout"),
         ("filter matches nothing", ["--filter", "no.such.case*", OK], "no case matches"),
         ("unwritable report path", ["--json", os.path.join(a.workdir, "nodir", "x.json"), OK], "cannot write"),
         ("no subject", [], "no subject"),

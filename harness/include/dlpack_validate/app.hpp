@@ -32,6 +32,7 @@ struct AppConfig {
   std::string baseline_path;        ///< expected results (xfail/xpass, stale entries)
   std::string write_baseline_path;  ///< write a baseline accepting this run's failures
   double timeout_s = 10.0;
+  double load_timeout_s = 120.0;       ///< loading a subject (--load-timeout), apart from case time
   std::string isolate = "worker";      ///< worker | case | none
   bool strict = false;
   bool deterministic = false;

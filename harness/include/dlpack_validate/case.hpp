@@ -42,6 +42,9 @@ struct CaseOutcome {
   std::string signal;       ///< "SIGSEGV (11)" for crashes, else empty
   double duration_s = 0.0;
   std::string output_tail;  ///< what the library printed (non-pass results only)
+  /// Set when the case timed out once and was run again alone, in a fresh worker, with twice
+  /// the time: what the first try did (the result is the second try's).
+  std::string first_try;
 };
 
 class CaseContext;
@@ -89,6 +92,11 @@ struct CaseHarnessError { std::string message; };
 
 /// What a running case sees. Every verdict goes through here so that the status is always
 /// the worst thing observed, and a case that observed nothing ends as `error`, not `pass`.
+/// The time the supervisor gives this case (DLPV_CASE_TIMEOUT_S, set for each worker; 10 s
+/// when unset, as in-process). A case that waits on a helper process waits at most this long,
+/// never on a constant of its own.
+double case_time_limit_s();
+
 class CaseContext {
  public:
   using PhaseHook = std::function<void(const std::string&)>;

@@ -20,6 +20,7 @@ struct RecordOptions {
   std::vector<std::string> requirements;  ///< shown in the record only when given
   bool exitfirst = false;                 ///< shown in the record only when given
   double timeout_s = 10.0;
+  double load_timeout_s = 120.0;
   Isolation isolation = Isolation::worker;
   bool strict = false;
   bool deterministic = false;  ///< no timestamps, durations, hostnames

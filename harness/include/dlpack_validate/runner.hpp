@@ -19,6 +19,9 @@ struct RunOptions {
   std::vector<std::string> subject_paths;
   std::vector<std::string> filters;  ///< globs over case ids; empty = all
   double timeout_s = 10.0;
+  /// Loading a subject in a worker (dlopen or import, and the load-time probes) has its own
+  /// deadline, apart from case time: a slow import is not a case's timeout.
+  double load_timeout_s = 120.0;
   Isolation isolation = Isolation::worker;
   /// Command that starts a worker; "--internal-worker" and the subject specs are appended
   /// (the CLI: {/proc/self/exe}; the Python shim: {python, -m, validator}).

@@ -23,6 +23,10 @@ namespace dlpv::protocol {
 
 constexpr int kCommandFd = 3;
 constexpr int kEventFd = 4;
+/// Where the worker keeps them once started (out of the library's way, close-on-exec): fixed
+/// numbers, so that the supervisor can check that they are still its pipes.
+constexpr int kWorkerCommandFd = 500;
+constexpr int kWorkerEventFd = 501;
 
 nlohmann::json outcome_to_json(const CaseOutcome& o);
 CaseOutcome outcome_from_json(const nlohmann::json& j);

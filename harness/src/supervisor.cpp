@@ -303,6 +303,12 @@ class Supervisor {
             out = violation(std::string("a malformed result: ") + e.what(), phase, t0);
             return true;
           }
+          // A result is believed only from the channels the supervisor made: a library that put a
+          // pipe of its own over the worker's fds sees every nonce and could forge any status.
+          if (std::string rewired; !worker_->channels_intact(rewired)) {
+            out = violation("the result came while " + rewired + " (rewired by the library?)", phase, t0);
+            return true;
+          }
           if (out.status != Status::pass) out.output_tail = take_tail();
           fruitless_ = 0;
           break;

@@ -27,14 +27,14 @@ namespace {
 // low fds cannot cut or forge the conversation with the supervisor.
 int g_event_fd = protocol::kEventFd;
 int g_command_fd = protocol::kCommandFd;
-constexpr int kProtocolFdFloor = 500;
 constexpr int kExitLostEvents = 120;  // the supervisor reads this status as "event pipe lost"
 
-int move_high(int fd) {
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, kProtocolFdFloor);
-  if (high < 0) return fd;  // keep the low one rather than lose it
+// To the fixed number `target` (protocol::kWorker*Fd), close-on-exec: the supervisor checks
+// that the worker's fds there are still its pipes before it believes a result.
+int move_high(int fd, int target) {
+  if (dup3(fd, target, O_CLOEXEC) < 0) return fd;  // keep the low one rather than lose it
   close(fd);
-  return high;
+  return target;
 }
 
 // A library may close stdin/stdout/stderr; the next descriptors anyone opens would then take
@@ -102,8 +102,8 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   signal(SIGPIPE, SIG_IGN);
-  g_command_fd = move_high(protocol::kCommandFd);
-  g_event_fd = move_high(protocol::kEventFd);
+  g_command_fd = move_high(protocol::kCommandFd, protocol::kWorkerCommandFd);
+  g_event_fd = move_high(protocol::kEventFd, protocol::kWorkerEventFd);
   apply_memory_limit();
 
   // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -253,6 +254,35 @@ void WorkerProcess::kill_and_reap() {
     kill_leftovers();
     for (int* fd : {&ctl_, &evt_, &out_, &err_})
       if (*fd >= 0) { close(*fd); *fd = -1; }
+  }
+
+bool WorkerProcess::channels_intact(std::string& why) const {
+    if (pid_ <= 0) return true;
+    const struct { int here; int there; const char* name; } channels[] = {
+        {ctl_, protocol::kWorkerCommandFd, "command"}, {evt_, protocol::kWorkerEventFd, "event"}};
+    for (const auto& c : channels) {
+      if (c.here < 0) continue;
+      struct stat st {};
+      if (fstat(c.here, &st) != 0) continue;
+      const std::string path = "/proc/" + std::to_string(pid_) + "/fd/" + std::to_string(c.there);
+      char target[256];
+      const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+      if (n < 0) {
+        if (errno == ENOENT) {
+          why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " was closed";
+          return false;
+        }
+        continue;  // /proc not readable here: nothing to compare
+      }
+      target[n] = 0;
+      const std::string want = "pipe:[" + std::to_string(static_cast<unsigned long long>(st.st_ino)) + "]";
+      if (want != target) {
+        why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " is now " + target +
+              ", not the pipe the supervisor gave it (" + want + ")";
+        return false;
+      }
+    }
+    return true;
   }
 
 void WorkerProcess::close_commands() {

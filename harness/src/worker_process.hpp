@@ -57,6 +57,12 @@ class WorkerProcess {
   /// Peak resident memory of the (reaped) worker, in KiB.
   long max_rss_kib() const { return max_rss_kib_; }
   bool alive() const { return pid_ > 0 && !evt_eof_; }
+  /// The worker's command and event fds (500 and 501, where it moves them before loading
+  /// anything) are still the pipes this supervisor made for
+  /// it (by their inodes, as /proc/PID/fd shows them). False, with `why`, when the library put
+  /// something else there: a relay that reads the worker's own events (nonces included) could
+  /// then forge any result. True where /proc cannot be read (nothing to compare).
+  bool channels_intact(std::string& why) const;
   void clear_tail() { tail_.clear(); }
   const std::string& tail() const { return tail_; }
 

@@ -47,6 +47,17 @@ def _strings(name, value):
     return out
 
 
+def _seconds(name, value):
+    """A positive number of seconds, or BadInput naming the keyword."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise BadInput(f"{name} must be a number of seconds, not {value!r}") from None
+    if not value > 0:
+        raise BadInput(f"{name} must be a positive number of seconds")
+    return value
+
+
 def _path(name, value):
     if value is None:
         return None
@@ -155,18 +166,8 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
     requirements = _strings("requirements", requirements)
     if not subjects:
         raise BadInput("no subjects: name at least one package or module:attr adapter")
-    try:
-        timeout = float(timeout)
-    except (TypeError, ValueError):
-        raise BadInput(f"timeout must be a number of seconds, not {timeout!r}") from None
-    if not timeout > 0:
-        raise BadInput("timeout must be a positive number of seconds")
-    try:
-        load_timeout = float(load_timeout)
-    except (TypeError, ValueError):
-        raise BadInput(f"load_timeout must be a number of seconds, not {load_timeout!r}") from None
-    if not load_timeout > 0:
-        raise BadInput("load_timeout must be a positive number of seconds")
+    timeout = _seconds("timeout", timeout)
+    load_timeout = _seconds("load_timeout", load_timeout)
     if isolate not in ("worker", "case", "none"):
         raise BadInput(f"isolate must be 'worker', 'case' or 'none', not {isolate!r}")
     reports = {"json": _path("json", json), "html": _path("html", html),

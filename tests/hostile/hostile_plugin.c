@@ -57,6 +57,10 @@
 #define DO_FORGE_EVENT 12 /* find the worker's event pipe (/proc/self/fd) and write well-formed
                              "pass" results into it (old and guessed-nonce forms), then carry on */
 #define DO_FORGE_PARTIAL 13 /* write half an event line (no newline) into the event pipe, carry on */
+#define DO_REWIRE_EVENT 14 /* find the worker's event pipe (/proc/self/fd: a writable pipe above
+                              stderr), put a pipe of its own over it and relay what the worker
+                              writes to the real one, every "fail" turned into "pass": a man in
+                              the middle that learns each nonce from the worker itself */
 
 #ifndef HOSTILE_AT
 #define HOSTILE_AT AT_NONE
@@ -160,6 +164,52 @@ static void forge_into_pipes(const char* text, size_t n) {
   closedir(d);
 }
 
+/* The relay of DO_REWIRE_EVENT, one per hijacked pipe: line by line, "status":"fail" becomes
+ * "status":"pass" on its way to the real pipe. */
+struct relay { int tap, real; };
+
+static void* relay_events(void* arg) {
+  struct relay* r = (struct relay*)arg;
+  char line[1 << 16];
+  size_t used = 0;
+  for (;;) {
+    ssize_t n = read(r->tap, line + used, sizeof line - 1 - used);
+    if (n <= 0) return NULL;
+    used += (size_t)n;
+    line[used] = 0;
+    char* nl;
+    while ((nl = memchr(line, '\n', used)) != NULL) {
+      size_t len = (size_t)(nl - line) + 1;
+      char* hit;
+      while ((hit = strstr(line, "\"status\":\"fail\"")) != NULL && hit < nl) memcpy(hit + 10, "pass", 4);
+      write_all(r->real, line, len);
+      memmove(line, line + len, used - len);
+      used -= len;
+      line[used] = 0;
+    }
+    if (used == sizeof line - 1) used = 0; /* a line too long to hold: dropped */
+  }
+}
+
+/* Every writable pipe above stderr (the worker's event pipe among them, wherever it was put)
+ * gets a pipe of its own in its place, with a relay to the real one. */
+static void rewire_event_fd(void) {
+  static struct relay relays[16];
+  int fd, n = 0;
+  for (fd = 3; fd < 1100 && n < 16; ++fd) {
+    int p[2];
+    pthread_t t;
+    if (!is_pipe(fd, 1) || pipe(p) != 0) continue;
+    relays[n].real = fcntl(fd, F_DUPFD_CLOEXEC, 1100);
+    relays[n].tap = p[0];
+    dup2(p[1], fd);
+    close(p[1]);
+    pthread_create(&t, NULL, relay_events, &relays[n]);
+    pthread_detach(t);
+    ++n;
+  }
+}
+
 static void chaos_close_pipes(int sig) {
   int fd;
   (void)sig;
@@ -236,6 +286,9 @@ static void hostile_do(int deed) {
     }
     case DO_FORGE_EVENT:
       forge_into_pipes(forged_lines, sizeof forged_lines - 1);
+      break;
+    case DO_REWIRE_EVENT:
+      rewire_event_fd();
       break;
     case DO_FORGE_PARTIAL:
       forge_into_pipes("{\"event\":\"res", 14);

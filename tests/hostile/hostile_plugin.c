@@ -61,6 +61,8 @@
                               stderr), put a pipe of its own over it and relay what the worker
                               writes to the real one, every "fail" turned into "pass": a man in
                               the middle that learns each nonce from the worker itself */
+#define DO_NEVER_RETURN 15 /* leave the call without returning to the caller: pthread_exit() on
+                              the calling thread (a deleter that jumps out of the call) */
 
 #ifndef HOSTILE_AT
 #define HOSTILE_AT AT_NONE
@@ -290,6 +292,8 @@ static void hostile_do(int deed) {
     case DO_REWIRE_EVENT:
       rewire_event_fd();
       break;
+    case DO_NEVER_RETURN:
+      pthread_exit(NULL);
     case DO_FORGE_PARTIAL:
       forge_into_pipes("{\"event\":\"res", 14);
       break;

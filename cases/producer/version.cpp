@@ -44,7 +44,7 @@ void max_version(CaseContext& ctx, DLPackVersion asked) {
   int rc = ctx.subject().export_versioned(r.req, &out);
   Exported e;
   e.v = out;
-  skip_if_adapters_refusal(ctx, rc);
+  skip_if_refused_by_validator(ctx, rc);
   if (!ctx.check(rc == DLPV_OK && out, "VER-07",
                  fmt::format("a consumer max_version of {} gets a versioned tensor, not a refusal", mv),
                  "DLPV_OK", fmt::format("return {}: {}", rc, ctx.subject().last_error())))

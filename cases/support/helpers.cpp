@@ -136,13 +136,13 @@ int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) 
   const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
   e.v = rc == DLPV_OK ? v : nullptr;
   e.l = rc == DLPV_OK ? l : nullptr;
-  skip_if_adapters_refusal(ctx, rc);
+  skip_if_refused_by_validator(ctx, rc);
   return rc;
 }
 
-void skip_if_adapters_refusal(CaseContext& ctx, int rc) {
+void skip_if_refused_by_validator(CaseContext& ctx, int rc) {
   // The validator's adapter could not make the source array: nothing was asked of the library.
-  if (rc == DLPV_UNSUPPORTED && ctx.subject().last_refusal_is_adapters())
+  if (rc == DLPV_UNSUPPORTED && ctx.subject().refused_by_validator())
     ctx.skip("not asked of the library: " + ctx.subject().last_error());
 }
 

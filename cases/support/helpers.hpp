@@ -40,9 +40,9 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r,
 
 /// A refusal that came from the validator's adapter (it could not make the source array) is a
 /// skip: nothing was asked of the library.
-void skip_if_adapters_refusal(CaseContext& ctx, int rc);
+void skip_if_refused_by_validator(CaseContext& ctx, int rc);
 
-/// Export with no refusal rules applied but the adapter's own (skip_if_adapters_refusal): the
+/// Export with no refusal rules applied but the adapter's own (skip_if_refused_by_validator): the
 /// return code, and on DLPV_OK the tensor in `e` (for cases where a refusal is itself the verdict).
 int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e);
 

@@ -167,17 +167,6 @@ bool copy_to_host_async(const void* src, void* dst, size_t n, void* stream) {
          check(state().api.cuMemcpyDtoHAsync(dst, dptr(src), n, stream), "cuMemcpyDtoHAsync");
 }
 
-bool stream_idle(void* stream) {
-  if (!available()) return true;
-  State& s = state();
-  dlpv_CUevent ev = nullptr;
-  if (!check(s.api.cuEventCreate(&ev, 0), "cuEventCreate")) return true;
-  const bool recorded = check(s.api.cuEventRecord(ev, stream), "cuEventRecord");
-  const bool idle = !recorded || s.api.cuEventQuery(ev) != DLPV_CUDA_ERROR_NOT_READY;
-  s.api.cuEventDestroy(ev);
-  return idle;
-}
-
 void* record_marker(void* stream) {
   if (!available()) return nullptr;
   State& s = state();
@@ -197,6 +186,13 @@ bool marker_reached(void* marker) {
 
 void destroy_marker(void* marker) {
   if (marker && available()) state().api.cuEventDestroy(static_cast<dlpv_CUevent>(marker));
+}
+
+bool stream_idle(void* stream) {
+  void* m = record_marker(stream);  // a failure to record counts as idle, as before
+  const bool idle = marker_reached(m);
+  destroy_marker(m);
+  return idle;
 }
 
 bool synchronize_device() {

@@ -86,7 +86,7 @@ class PluginSubject final : public Subject {
     if (!understands(req)) return DLPV_UNSUPPORTED;
     return p_->export_legacy(&req, out);
   }
-  bool last_refusal_is_adapters() const override { return t_not_sent; }
+  bool refused_by_validator() const override { return t_not_sent; }
   int import_versioned(DLManagedTensorVersioned* t, void** out) override {
     return p_->import_versioned(t, out);
   }

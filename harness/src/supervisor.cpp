@@ -356,28 +356,24 @@ class Supervisor {
   /// becomes the result: the second try's, with the first try noted. The worker of the second
   /// try is ended afterwards, so the cases after it run under the usual limit.
   void confirm_timeout(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
-    const CaseOutcome first = out;
-    if (worker_) kill_worker();
+    const std::string first = out.message;
+    kill_worker();  // no-op when the timeout already ended it
     worker_.reset();
     case_timeout_s_ = 2 * opt_.timeout_s;
     CaseOutcome second;
     const bool ran = run_one(info, subject, peer, second);
     case_timeout_s_ = opt_.timeout_s;
-    if (worker_) {
-      kill_worker();
-      worker_.reset();
-    }
+    kill_worker();
+    worker_.reset();
     if (!ran) return;  // the subject's workers stopped starting: the first try stands
-    const std::string first_words =
-        fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s", first.message,
-                    2 * opt_.timeout_s);
     out = second;
     if (second.status == Status::timeout) {
       out.message += fmt::format(" (reproduced: run again alone in a fresh worker with twice the time, after "
                                  "the first try had timed out at {} s)", opt_.timeout_s);
-      out.first_try = first.message;
+      out.first_try = first;
     } else {
-      out.first_try = first_words + ", it ended " + to_string(second.status);
+      out.first_try = fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s, it "
+                                  "ended {}", first, 2 * opt_.timeout_s, to_string(second.status));
     }
   }
 

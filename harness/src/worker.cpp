@@ -31,7 +31,7 @@ constexpr int kExitLostEvents = 120;  // the supervisor reads this status as "ev
 
 // To the fixed number `target` (protocol::kWorker*Fd), close-on-exec: the supervisor checks
 // that the worker's fds there are still its pipes before it believes a result.
-int move_high(int fd, int target) {
+int move_to(int fd, int target) {
   if (dup3(fd, target, O_CLOEXEC) < 0) return fd;  // keep the low one rather than lose it
   close(fd);
   return target;
@@ -102,8 +102,8 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   signal(SIGPIPE, SIG_IGN);
-  g_command_fd = move_high(protocol::kCommandFd, protocol::kWorkerCommandFd);
-  g_event_fd = move_high(protocol::kEventFd, protocol::kWorkerEventFd);
+  g_command_fd = move_to(protocol::kCommandFd, protocol::kWorkerCommandFd);
+  g_event_fd = move_to(protocol::kEventFd, protocol::kWorkerEventFd);
   apply_memory_limit();
 
   // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case

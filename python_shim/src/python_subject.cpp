@@ -14,7 +14,7 @@ namespace dlpv::py_shim {
 
 namespace {
 thread_local std::string t_last_error;
-thread_local bool t_adapters_refusal = false;  // the last error is the adapter's NotImplemented
+thread_local bool t_refused_by_adapter = false;  // the last error is the adapter's NotImplemented
 
 py::tuple version_tuple(DLPackVersion v) { return py::make_tuple(v.major, v.minor); }
 
@@ -227,11 +227,7 @@ void PythonSubject::probe() {
   } else {
     // Labelled with the package's home device: a CUDA-only consumer (CuPy) refuses a CPU
     // producer before it calls __dlpack__, which would hide its protocol.
-    ProbeConfig cfg;
-    cfg.raise_type = "BufferError";
-    cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
-    cfg.device = home_;
-    py::object p = make_probe(cfg);
+    py::object p = refusing_probe(home_);
     try {
       from_dlpack(p);
       facts_.consumer = true;
@@ -305,16 +301,23 @@ void PythonSubject::probe() {
 
 // ---- errors -------------------------------------------------------------------------------
 
+// A load-time consumer probe on `device`: it records the keywords and raises BufferError when
+// its __dlpack__ is called, so nothing is imported.
+py::object PythonSubject::refusing_probe(DLDevice device) {
+  ProbeConfig cfg;
+  cfg.raise_type = "BufferError";
+  cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
+  cfg.device = device;
+  return make_probe(cfg);
+}
+
 // For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
 // producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
 // called, which a consumer propagates) is the package's own word that it takes no host memory.
 void PythonSubject::probe_cpu_refusal() {
   for (const DLDevice& d : devices_)
     if (d.device_type == kDLCPU) return;
-  ProbeConfig cfg;
-  cfg.raise_type = "BufferError";
-  cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
-  py::object p = make_probe(cfg);
+  py::object p = refusing_probe(DLDevice{kDLCPU, 0});
   try {
     from_dlpack(p);
   } catch (py::error_already_set& e) {
@@ -327,9 +330,9 @@ void PythonSubject::probe_cpu_refusal() {
 
 void PythonSubject::set_error(const std::string& message) {
   t_last_error = message;
-  t_adapters_refusal = false;
+  t_refused_by_adapter = false;
 }
-bool PythonSubject::last_refusal_is_adapters() const { return t_adapters_refusal; }
+bool PythonSubject::refused_by_validator() const { return t_refused_by_adapter; }
 std::string PythonSubject::last_error() { return t_last_error.empty() ? "(no error recorded)" : t_last_error; }
 std::string PythonSubject::image_path() const { return image_; }
 
@@ -374,7 +377,7 @@ py::dict export_kwargs(const DLPVRequest& req) {
     return DLPV_OK;                                                                               \
   } catch (const NotImplemented& n) {                                                             \
     set_error(n.reason);                                                                          \
-    t_adapters_refusal = true;                                                                    \
+    t_refused_by_adapter = true;                                                                    \
     return DLPV_UNSUPPORTED;                                                                      \
   } catch (py::error_already_set& e) {                                                            \
     /* Any exception is a refusal of this request; its type is judged by ERR-01/02. */            \

@@ -64,7 +64,7 @@ class PythonSubject final : public Subject {
   void release_array(void* array) override;
   const DLPackExchangeAPI* exchange_api() override;
   std::string last_error() override;
-  bool last_refusal_is_adapters() const override;
+  bool refused_by_validator() const override;
   std::string image_path() const override;
 
   // ---- for Python-protocol cases (GIL held by the caller) ----------------------------
@@ -91,6 +91,7 @@ class PythonSubject final : public Subject {
  private:
   void probe();
   void probe_cpu_refusal();
+  py::object refusing_probe(DLDevice device);
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);
 

@@ -54,14 +54,14 @@ class Subject {
   virtual std::string last_error() = 0;
   /// File whose image must contain static objects of the library (exchange-API table).
   virtual std::string image_path() const = 0;
-  /// Why this subject's consumer takes no tensors on `device`, as its load-time probe found it
-  /// (a CUDA-only library refusing host memory); "" when nothing was found. Consumer cases on
-  /// such a device are skips that say so: DEV-04 allows the refusal.
   /// True when the last refusal (DLPV_UNSUPPORTED) came from the validator's side, not from the
   /// library under test: its Python adapter cannot make the source array, or the request carries
   /// a bit a plugin does not declare (dlpv_request_flags). Such a refusal is a skip, never a
   /// verdict on the library; last_error() says which.
-  virtual bool last_refusal_is_adapters() const { return false; }
+  virtual bool refused_by_validator() const { return false; }
+  /// Why this subject's consumer takes no tensors on `device`, as its load-time probe found it
+  /// (a CUDA-only library refusing host memory); "" when nothing was found. Consumer cases on
+  /// such a device are skips that say so: DEV-04 allows the refusal.
   virtual std::string refuses_device(DLDevice device) const {
     (void)device;
     return "";

@@ -5,13 +5,18 @@
       runs the validator with --deterministic --json on every fixture it finds in BUILD (the
       reference plugin, every mutant, the lawful fixtures, the hostile fixtures that end the
       same way every time, fakearray and its variants through CMD, the pinned peers through
-      PY), normalises each record and writes DIR/NAME.json plus DIR/manifest.tsv (NAME, sha256)
+      PY), normalises each record and writes DIR/NAME.json plus DIR/manifest.tsv (identity
+      per case and per fixture, made from every record in DIR; see manifest_of)
   identity.py compare A B
       compares two captures (directories) or manifests: which fixtures differ and, for each,
       the first results that do
   identity.py check --build BUILD --manifest tests/identity/manifest.tsv [--update]
       captures the fixtures named in the manifest (into BUILD/identity) and compares; --update
       rewrites the manifest (a deliberate change of verdicts, reviewed with the diff)
+
+The manifest holds one line per case id (the digest of that case's results on every fixture)
+and one per fixture (the digest of its record less the results and what is counted from them),
+so a new case adds a line and changes none of the others.
 
 Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
@@ -146,10 +151,6 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None):
     global BUILD_PATH
     BUILD_PATH = os.path.abspath(build)
     os.makedirs(dest, exist_ok=True)
-    manifest = {}
-    old = os.path.join(dest, "manifest.tsv")
-    if only and os.path.exists(old):  # a partial capture updates the others' digests in place
-        manifest = read_manifest(old)
     for name, program, arguments, env in fixtures(build, python_cmd, peers_python):
         if only and not any(fnmatch.fnmatchcase(name, g) for g in only):
             continue
@@ -167,27 +168,61 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None):
         open(path, "w").write(text)
         if os.path.exists(raw):
             os.remove(raw)
-        manifest[name] = hashlib.sha256(text.encode()).hexdigest()
-        print(f"{manifest[name][:12]}  {name}", flush=True)
+        print(f"{hashlib.sha256(text.encode()).hexdigest()[:12]}  {name}", flush=True)
+    # A partial capture (--only) keeps the other fixtures' records of the same directory.
+    manifest = manifest_of(dest)
     write_manifest(os.path.join(dest, "manifest.tsv"), manifest)
+    return manifest
+
+
+# What a fixture's record holds besides its results that is counted from the results (so it
+# changes whenever a case is added): left out of the fixture's own line.
+DERIVED_TOP = {"results", "requirements", "pair_matrix"}
+DERIVED_SUMMARY = {"total", "counts", "unexpected", "not_run", "incidents"}
+
+
+def digest(value):
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def manifest_of(dest):
+    """{("fixture", NAME): digest, ("case", ID): digest} from every NAME.json in dest."""
+    per_case, manifest = {}, {}
+    for path in sorted(glob.glob(os.path.join(dest, "*.json"))):
+        name = os.path.basename(path)[:-5]
+        record = json.load(open(path))
+        rest = {k: v for k, v in record.items() if k not in DERIVED_TOP}
+        if isinstance(rest.get("summary"), dict):
+            rest["summary"] = {k: v for k, v in rest["summary"].items() if k not in DERIVED_SUMMARY}
+        manifest[("fixture", name)] = digest(rest)
+        for r in record.get("results", []):
+            per_case.setdefault(r["id"], []).append([name, r])
+    for case_id, results in per_case.items():
+        results.sort(key=lambda nr: (nr[0], nr[1].get("subject"), str(nr[1].get("peer"))))
+        manifest[("case", case_id)] = digest(results)
     return manifest
 
 
 def read_manifest(path):
     out = {}
     for line in open(path):
-        line = line.strip()
+        line = line.rstrip("\n")
         if line and not line.startswith("#"):
-            name, digest = line.split("\t")
-            out[name] = digest
+            kind, key, value = line.split("\t")
+            out[(kind, key)] = value
     return out
 
 
 def write_manifest(path, manifest):
     with open(path, "w") as f:
-        f.write("# fixture\tsha256 of its normalised --deterministic record (tests/identity/identity.py)\n")
-        for name in sorted(manifest):
-            f.write(f"{name}\t{manifest[name]}\n")
+        f.write("# kind\tkey\tdigest: per fixture (its normalised --deterministic record less the results and "
+                "their counts) and per case id (its results on every fixture); tests/identity/identity.py\n")
+        for kind, key in sorted(manifest):
+            f.write(f"{kind}\t{key}\t{manifest[(kind, key)]}\n")
+
+
+def fixture_names(manifest):
+    return sorted(key for kind, key in manifest if kind == "fixture")
 
 
 def first_differences(a_path, b_path, limit=5):
@@ -212,19 +247,20 @@ def first_differences(a_path, b_path, limit=5):
     return out
 
 
-def compare(a_dir, b_dir, names=None):
+def compare(a_dir, b_dir):
     ma = read_manifest(os.path.join(a_dir, "manifest.tsv") if os.path.isdir(a_dir) else a_dir)
     mb = read_manifest(os.path.join(b_dir, "manifest.tsv") if os.path.isdir(b_dir) else b_dir)
-    names = names or sorted(set(ma) | set(mb))
-    bad = []
-    for n in names:
-        if ma.get(n) != mb.get(n):
-            bad.append(n)
-            print(f"DIFFERS {n}: {ma.get(n, 'absent')[:12]} vs {mb.get(n, 'absent')[:12]}")
-            if os.path.isdir(a_dir) and os.path.isdir(b_dir):
-                for line in first_differences(os.path.join(a_dir, n + ".json"), os.path.join(b_dir, n + ".json")):
-                    print("    " + line)
-    print(f"{len(names) - len(bad)} of {len(names)} records identical")
+    keys = sorted(set(ma) | set(mb))
+    bad = [k for k in keys if ma.get(k) != mb.get(k)]
+    for kind, key in bad:
+        print(f"DIFFERS {kind} {key}: {ma.get((kind, key), 'absent')[:12]} vs {mb.get((kind, key), 'absent')[:12]}")
+        if kind == "fixture" and os.path.isdir(a_dir) and os.path.isdir(b_dir):
+            for line in first_differences(os.path.join(a_dir, key + ".json"), os.path.join(b_dir, key + ".json")):
+                print("    " + line)
+    fixtures = sum(1 for k in keys if k[0] == "fixture")
+    cases = len(keys) - fixtures
+    print(f"{len(keys) - len(bad)} of {len(keys)} identity lines identical "
+          f"({fixtures} fixtures, {cases} case ids)")
     return 1 if bad else 0
 
 
@@ -252,13 +288,10 @@ def main():
         capture(args.build, args.out, args.python.split() if args.python else None, args.peers, args.only)
         return 0
     if args.cmd == "renormalise":
-        manifest = {}
         for path in sorted(glob.glob(os.path.join(args.dir, "*.json"))):
             rec = normalise(json.load(open(path)))
-            text = json.dumps(rec, indent=1, sort_keys=True) + "\n"
-            open(path, "w").write(text)
-            manifest[os.path.basename(path)[:-5]] = hashlib.sha256(text.encode()).hexdigest()
-        write_manifest(os.path.join(args.dir, "manifest.tsv"), manifest)
+            open(path, "w").write(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        write_manifest(os.path.join(args.dir, "manifest.tsv"), manifest_of(args.dir))
         return 0
     if args.cmd == "compare":
         return compare(args.a, args.b)
@@ -274,15 +307,15 @@ def main():
     dest = os.path.join(args.build, "identity")
     shutil.rmtree(dest, ignore_errors=True)  # a fresh capture: nothing left from older builds
     got = capture(args.build, dest, args.python.split() if args.python else None, None,
-                  None if args.update else sorted(want))
+                  None if args.update else fixture_names(want))
     if args.update:
         write_manifest(args.manifest, got)
-        print(f"wrote {len(got)} digests to {args.manifest}")
+        print(f"wrote {len(got)} identity lines to {args.manifest}")
         return 0
-    missing = sorted(set(want) - set(got))
+    missing = sorted(set(fixture_names(want)) - set(fixture_names(got)))
     if missing:
         print(f"fixtures in the manifest but not in the build: {missing}")
-    rc = compare(args.manifest, os.path.join(dest, "manifest.tsv"), sorted(want))
+    rc = compare(args.manifest, os.path.join(dest, "manifest.tsv"))
     if rc:
         print("Verdicts changed. If that is intended, rerun with --update and review the diff of "
               "tests/identity/manifest.tsv; else compare against a capture made before the change.")

@@ -15,10 +15,9 @@ void exchange(CaseContext& ctx) {
   const DLDataType dtype = ctx.dtype();
   const uint32_t layout = ctx.layout();
   Subject& consumer = ctx.peer();
-  const char* import_need = versioned ? "import_versioned" : "import_legacy";
-  for (const char* need : {import_need, "read_array", "release_array"})
-    if (!consumer.info().has(need))
-      ctx.skip(fmt::format("consumer subject {} does not implement {}", consumer.info().index, need));
+  for (const char* needed : {import_need(*ctx.values().kind), need::read_array, need::release_array})
+    if (!consumer.info().has(needed))
+      ctx.skip(fmt::format("consumer subject {} does not implement {}", consumer.info().index, needed));
 
   Request r(dtype, {3, 4}, layout);
   Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-01");
@@ -88,23 +87,19 @@ void exchange(CaseContext& ctx) {
 }
 
 DLPV_CASES {
-  const std::pair<const char*, uint32_t> combos[] = {
-      {"float32", DLPV_LAYOUT_CONTIGUOUS}, {"int64", DLPV_LAYOUT_FORTRAN}, {"float32", DLPV_LAYOUT_STRIDED},
-      {"float32", DLPV_LAYOUT_OFFSET}, {"bool", DLPV_LAYOUT_CONTIGUOUS}, {"complex64", DLPV_LAYOUT_CONTIGUOUS},
-      {"float16", DLPV_LAYOUT_REVERSED},
-      // The 2-byte and 1-byte floats that ml_dtypes carries between libraries (DTYPE-03).
-      {"bfloat16", DLPV_LAYOUT_CONTIGUOUS}, {"float8_e4m3fn", DLPV_LAYOUT_CONTIGUOUS},
-      {"float8_e5m2", DLPV_LAYOUT_CONTIGUOUS}};
-  for (StructKind k : kBothKinds)
-    for (const auto& [dtype, layout] : combos)
-      Declare(fmt::format("pair.{}.{}.{}", dtype, layout_name(layout), to_string(k)),
-              fmt::format("{} {} {} tensor from producer to consumer: same elements, deleter once", to_string(k),
-                          layout_name(layout), dtype))
-          .must({"DEL-02", "LAYOUT-01"}).role(Role::pair)
-          .kind(k).dtype(dtype).layout(layout)
-          .needs({export_need(k)})
-          .proven_by({"double_delete"})
-          .run(exchange);
+  auto pairs = [](std::vector<std::string> dtypes, std::vector<std::string> layouts) {
+    Declare("pair", "{kind} {layout} {dtype} tensor from producer to consumer: same elements, deleter once")
+        .must({"DEL-02", "LAYOUT-01"}).role(Role::pair)
+        .combine("dtype", std::move(dtypes)).combine("layout", std::move(layouts)).per_kind(kBothKinds)
+        .proven_by({"double_delete"})
+        .run(exchange);
+  };
+  // The 2-byte and 1-byte floats (bfloat16, float8) are those ml_dtypes carries between
+  // libraries (DTYPE-03).
+  pairs({"float32", "bool", "complex64", "bfloat16", "float8_e4m3fn", "float8_e5m2"}, {"contiguous"});
+  pairs({"float32"}, {"strided", "offset"});
+  pairs({"int64"}, {"fortran"});
+  pairs({"float16"}, {"reversed"});
 }
 
 }  // namespace

@@ -27,11 +27,11 @@ echo "=== 1. dlpack-validate on the bundled reference plugin ==="
 "$BUILD/dlpack-validate" --json "$BUILD/reference-run.json" --html "$BUILD/reference-run.html" \
   "$BUILD/tests/libdlpv_reference.so"
 
-if [ -f "$BUILD/adapters/libtorch/libdlpv_libtorch.so" ]; then
+if [ -f "$BUILD/plugins/libtorch/libdlpv_libtorch.so" ]; then
   echo
   echo "=== 2. dlpack-validate on Debian's libtorch (at::toDLPack / at::fromDLPack) ==="
   "$BUILD/dlpack-validate" --json "$BUILD/libtorch-run.json" --html "$BUILD/libtorch-run.html" \
-    "$BUILD/adapters/libtorch/libdlpv_libtorch.so" || true
+    "$BUILD/plugins/libtorch/libdlpv_libtorch.so" || true
 fi
 
 if [ -d "$BUILD/python/validator" ]; then

@@ -1,19 +1,21 @@
-// validator/main.cpp: the dlpack-validate CLI: CLI11 parsing only; the run itself is
-// dlpv::run_app (shared with the Python shim).
+// validator/main.cpp: the dlpack-validate CLI: its options are the rows of the options table
+// (app/include/dlpack_validate/options.hpp), parsed with CLI11; the run itself is dlpv::run_app
+// (shared with the Python shim).
 // Exit codes: 0 nothing unexpected, 1 unexpected results, 2 bad input, 3 internal error.
 // SPDX-License-Identifier: Apache-2.0
 #include <CLI/CLI.hpp>
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/options.hpp>
+#include <dlpack_validate/plugin_subject.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
-#include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <map>
 
 #ifndef DLPV_CASE_UNITS
 #error "DLPV_CASE_UNITS (number of case files) must be defined by the build"
@@ -29,20 +31,24 @@ std::string self_exe() {
   return buf;
 }
 
-/// A number option's check with a message in words ("--timeout: 'abc' is not a positive number
-/// of seconds"), instead of CLI11's range text. `floor`: the bound; `inclusive`: whether it is
-/// allowed; `whole`: integers only.
-CLI::Validator number_check(const std::string& what, double floor, bool inclusive, bool whole = false) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v);
-        const bool ok = number && (inclusive ? v >= floor : v > floor) && (!whole || v == std::floor(v));
-        return ok ? std::string() : "'" + text + "' is not " + what;
-      },
-      "", "");
+/// The options of the table on `main` (and bench-only ones on `bench`): flags into `flags`,
+/// values into `texts`, each value checked by the table's own check.
+void add_table_options(CLI::App& main, CLI::App& bench, std::map<std::string, bool>& flags,
+                       std::map<std::string, std::vector<std::string>>& texts) {
+  namespace o = dlpv::options;
+  for (const o::Spec& s : o::table()) {
+    CLI::App& where = s.commands == o::kBench ? bench : main;
+    const std::string names = *s.short_flag ? std::string(s.short_flag) + "," + o::flag_of(s) : o::flag_of(s);
+    if (s.type == o::Type::flag) {
+      where.add_flag(names, flags[s.name], o::help_of(s));
+      continue;
+    }
+    const o::Spec* spec = &s;
+    where.add_option(names, texts[s.name], o::help_of(s))
+        ->allow_extra_args(false)  // one value per use: a subject after it stays a subject
+        ->type_name(s.metavar)
+        ->check(CLI::Validator([spec](std::string& text) { return o::check(*spec, text); }, "", ""));
+  }
 }
 
 int run_cli(int argc, char** argv) {
@@ -50,50 +56,11 @@ int run_cli(int argc, char** argv) {
                "Exit codes: 0 nothing unexpected, 1 unexpected fail/crash/timeout/error (or warn\n"
                "with --strict), 2 bad input, 3 internal error.",
                "dlpack-validate"};
-  app.footer("Docs (in the repository): README.md; docs/plugin.md (writing a plugin), docs/baselines.md,\n"
-             "docs/ci.md (CI recipes), docs/run-record.md (the --json record); the case ids: cases/README.md.");
-  dlpv::AppConfig cfg;
-  app.add_option("subjects", cfg.subjects, "plugin libraries to validate (LIB.so ...)");
-  app.add_flag("--list", cfg.list, "list the selected cases and exit");
-  app.add_option("--filter", cfg.filters, "run only cases whose id matches GLOB (repeatable)")
-      ->allow_extra_args(false)  // one GLOB per --filter: a subject after it stays a subject
-      ->type_name("GLOB");
-  app.add_option("--exclude", cfg.excludes, "leave out cases whose id matches GLOB (repeatable)")
-      ->allow_extra_args(false)
-      ->type_name("GLOB");
-  app.add_option("--requirement", cfg.requirements,
-                 "run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)")
-      ->allow_extra_args(false)
-      ->type_name("ID");
-  app.add_flag("-x,--exitfirst", cfg.exitfirst,
-               "stop after the first unexpected result (the cases left are listed once as not run)");
-  app.add_option("--json", cfg.json_path, "write the canonical JSON run record to PATH ('-': stdout, the "
-                                          "summary then goes to stderr; with --list: the declarations)")
-      ->type_name("PATH");
-  app.add_option("--html", cfg.html_path, "write a self-contained HTML report to PATH")->type_name("PATH");
-  app.add_option("--junit", cfg.junit_path, "write JUnit XML to PATH")->type_name("PATH");
-  app.add_option("--summary-md", cfg.summary_md_path,
-                 "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)")
-      ->type_name("PATH");
-  app.add_option("--baseline", cfg.baseline_path,
-                 "expected results (JSON): matching failures become xfail, passes xpass")
-      ->type_name("PATH");
-  app.add_option("--write-baseline", cfg.write_baseline_path,
-                 "write a baseline that accepts this run's unexpected results to PATH")
-      ->type_name("PATH");
-  app.add_option("--timeout", cfg.timeout_s, "per-case time limit in seconds (default 10); a case that "
-                 "times out is run once more alone, with twice the time, before it is reported")
-      ->check(number_check("a positive number of seconds", 0.0, false))->type_name("S");
-  app.add_option("--load-timeout", cfg.load_timeout_s, "time limit in seconds for loading a subject in a worker "
-                 "(dlopen or import and its probes), apart from case time (default 120)")
-      ->check(number_check("a positive number of seconds", 0.0, false))->type_name("S");
-  app.add_option("--isolate", cfg.isolate, "worker (reused worker process, default), case (one "
-                 "process per case) or none (in-process, for debugging)")
-      ->check(CLI::IsMember({"worker", "case", "none"}));
-  app.add_flag("--strict", cfg.strict, "warnings and unexpected passes count as failures");
-  app.add_flag("--deterministic", cfg.deterministic,
-               "omit timestamps, durations and host names from the record (golden files)");
-  app.add_flag("-q,--quiet", cfg.quiet, "print only the verdict line");
+  app.footer("Docs (in the repository): README.md; docs/usage.md (options, statuses), docs/plugin.md (writing a\n"
+             "plugin), docs/baselines.md, docs/ci.md (CI recipes), docs/run-record.md (the --json record);\n"
+             "the case ids: cases/README.md.");
+  std::vector<std::string> subjects;
+  app.add_option("subjects", subjects, "plugin libraries to validate (LIB.so ...)");
   app.set_version_flag("--version", std::string("dlpack-validate ") + dlpv::kToolVersion);
   std::string record_path;
   CLI::App* report = app.add_subcommand(
@@ -103,22 +70,11 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand(
       "bench", "time each exchange route of the plugins (ns/op: median, p10, p90 over batches; the "
                "harness's own overhead measured and subtracted): bench LIB.so... [--json out.json]");
-  bench->add_option("subjects", cfg.subjects, "plugin libraries (LIB.so ...)")->required();
-  bench->add_option("--iterations", cfg.bench_iterations,
-                    "operations per batch (default 0: sized to about 5 ms per batch)")
-      ->check(number_check("a whole number >= 0", 0.0, true, true))->type_name("N");
-  bench->add_option("--batches", cfg.bench_batches, "measured batches per route (default 21)")
-      ->check(number_check("a whole number >= 1", 0.0, false, true))->type_name("N");
-  bench->add_option("--batch-ms", cfg.bench_batch_ms,
-                    "batch length when --iterations is 0, in milliseconds (default 5)")
-      ->check(number_check("a positive number of milliseconds", 0.0, false))->type_name("MS");
-  bench->add_option("--bench-baseline", cfg.bench_baseline_path,
-                    "an earlier run record (or its bench section): a route whose net median exceeds "
-                    "the baseline's x threshold is a warning (fails only with --strict)")
-      ->type_name("PATH");
-  bench->add_option("--bench-threshold", cfg.bench_threshold, "regression threshold ratio (default 1.5)")
-      ->check(number_check("a ratio above 1", 1.0, false))->type_name("X");
+  bench->add_option("subjects", subjects, "plugin libraries (LIB.so ...)")->required();
   bench->fallthrough();  // --json/--html/--junit/--summary-md/--isolate/--strict/-q as for runs
+  std::map<std::string, bool> flags;
+  std::map<std::string, std::vector<std::string>> texts;
+  add_table_options(app, *bench, flags, texts);
 
   try {
     app.parse(argc, argv);
@@ -137,6 +93,17 @@ int run_cli(int argc, char** argv) {
   if (dlpv::Registry::instance().unit_count() != DLPV_CASE_UNITS)
     throw std::runtime_error(fmt::format("{} case files registered, {} built",
                                          dlpv::Registry::instance().unit_count(), DLPV_CASE_UNITS));
+  dlpv::options::Values values = texts;
+  for (const auto& [name, on] : flags)
+    if (on) values[name] = {"1"};
+  dlpv::AppConfig cfg;
+  try {
+    cfg = dlpv::options::config_from(values);
+  } catch (const dlpv::BadInput& e) {
+    std::fprintf(stderr, "dlpack-validate: error: %s\n", e.message.c_str());
+    return dlpv::kExitBadInput;
+  }
+  cfg.subjects = subjects;
   cfg.command_line.assign(argv, argv + argc);
   if (*report) {
     try {
@@ -157,6 +124,7 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dlpv::register_plugin_bench_routes();
   if (argc >= 2 && std::strcmp(argv[1], "--internal-worker") == 0)
     return dlpv::worker_main(std::vector<std::string>(argv + 2, argv + argc), dlpv::load_plugin_subject);
   try {

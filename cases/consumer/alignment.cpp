@@ -38,7 +38,7 @@ DLPV_CASES {
             fmt::format("{} data {} is read right or refused, never misread", p.dtype, p.where))
         .must({"LAYOUT-09", "DEL-02"}).role(Role::consumer)
         .dtype(p.dtype).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0).label("misalign", std::to_string(misalign))
-        .needs({"read_array", "release_array"}).per_kind(kBothKinds)
+        .needs({need::read_array, need::release_array}).per_kind(kBothKinds)
         .proven_by({"align_down"})
         .run([misalign](CaseContext& ctx) { misaligned(ctx, misalign); });
   }

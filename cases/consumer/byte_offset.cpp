@@ -17,14 +17,12 @@ void byte_offset(CaseContext& ctx) {
 }
 
 DLPV_CASES {
-  for (StructKind k : kBothKinds)
-    Declare(std::string("consumer.byte_offset.") + to_string(k),
-            std::string(to_string(k)) + " import honours byte_offset (elements start at data + 64)")
-        .must({"LAYOUT-08", "DEL-02"}).role(Role::consumer)
-        .kind(k).dtype("float32").layout(DLPV_LAYOUT_OFFSET).device(kCpu0)
-        .needs({import_need(k), "read_array", "release_array"})
-        .proven_by({"ignore_byte_offset"})
-        .run(byte_offset);
+  Declare("consumer.byte_offset", "{kind} import honours byte_offset (elements start at data + 64)")
+      .must({"LAYOUT-08", "DEL-02"}).role(Role::consumer)
+      .dtype("float32").layout(DLPV_LAYOUT_OFFSET).device(kCpu0).per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array})
+      .proven_by({"ignore_byte_offset"})
+      .run(byte_offset);
 }
 
 }  // namespace

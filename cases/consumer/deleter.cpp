@@ -13,14 +13,12 @@ void null_deleter(CaseContext& ctx) {
 }
 
 DLPV_CASES {
-  for (StructKind k : kBothKinds)
-    Declare(std::string("consumer.deleter.null.") + to_string(k),
-            std::string(to_string(k)) + " import accepts a NULL deleter and never calls it")
-        .must({"DEL-03"}).role(Role::consumer)
-        .kind(k).dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-        .needs({import_need(k), "read_array", "release_array"})
-        .proven_by({"null_deleter_called"})
-        .run(null_deleter);
+  Declare("consumer.deleter.null", "{kind} import accepts a NULL deleter and never calls it")
+      .must({"DEL-03"}).role(Role::consumer)
+      .dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0).per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array})
+      .proven_by({"null_deleter_called"})
+      .run(null_deleter);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ DLPV_CASES {
   Declare("consumer.flags.read_only", "a READ_ONLY tensor imports as a read-only array")
       .should({"FLAG-04", "DEL-02"}).role(Role::consumer)
       .layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"read_array", "release_array"}).per_kind({StructKind::versioned}).per_sample()
+      .needs({need::read_array, need::release_array}).per_kind({StructKind::versioned}).per_sample()
       .proven_by({"ignore_read_only"})
       .run(read_only_flag);
 }
@@ -83,7 +83,7 @@ DLPV_CASES {
   Declare("consumer.flags.padded_subbyte", "padded float4 data is decoded as padded or refused, never read as packed")
       .should({"FLAG-08", "DEL-08"}).role(Role::consumer)
       .dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"read_array", "release_array"}).per_kind({StructKind::versioned})
+      .needs({need::read_array, need::release_array}).per_kind({StructKind::versioned})
       .proven_by({"ignore_padded_flag"})
       .run(padded_subbyte);
 }

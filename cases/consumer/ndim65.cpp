@@ -30,7 +30,7 @@ void ndim65(CaseContext& ctx) {
 DLPV_CASES {
   Declare("consumer.ndim65", "a 65-dimensional tensor is refused cleanly or read right, never overflowing")
       .should({"LAYOUT-14", "DEL-08"}).role(Role::consumer).dtype("float32")
-      .needs({"read_array", "release_array"}).per_kind({StructKind::versioned})
+      .needs({need::read_array, need::release_array}).per_kind({StructKind::versioned})
       .proven_by({"ndim_overflow"})
       .run(ndim65);
 }

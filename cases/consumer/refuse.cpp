@@ -41,17 +41,25 @@ DLPV_CASES {
       {"device.cuda", "DEV-04", Severity::should, {2, 32, 1}, {kDLCUDA, 0}, "a tensor on kDLCUDA (a CPU-only consumer cannot read it)"},
       {"device.vulkan", "DEV-04", Severity::should, {2, 32, 1}, {kDLVulkan, 0}, "a tensor on kDLVulkan"},
   };
-  for (const Bad& b : kBad)
-    for (StructKind k : kBothKinds) {
-      const bool on_device = b.device.device_type != kDLCPU;
-      Declare(fmt::format("consumer.refuse.{}.{}", b.id, to_string(k)),
-              fmt::format("{} import refuses {}", to_string(k), b.what))
-          .level(b.severity, {b.req, "DEL-08"}).role(Role::consumer)
-          .kind(k).dtype(b.dtype).device(b.device).label("tensor", b.id)
-          .needs({import_need(k), "release_array"})
-          .proven_by({on_device ? "any_device" : "dtype_by_bits"})
-          .run([&b](CaseContext& ctx) { refuse(ctx, b); });
-    }
+  // The "tensor" axis: the table's rows by id; each sets its own severity, dtype and device.
+  std::vector<std::string> ids;
+  for (const Bad& b : kBad) ids.push_back(b.id);
+  auto bad_of = [](const std::string& id) -> const Bad& {
+    for (const Bad& b : kBad)
+      if (id == b.id) return b;
+    return kBad[0];  // unreachable: the axis holds only the table's ids
+  };
+  Declare("consumer.refuse", "{kind} import refuses {what}")
+      .role(Role::consumer)
+      .combine("tensor", ids, [bad_of](Declare& d, const std::string& id) {
+        const Bad& b = bad_of(id);
+        d.level(b.severity, {b.req, "DEL-08"}).dtype(b.dtype).device(b.device)
+            .title(fmt::format("{{kind}} import refuses {}", b.what))
+            .proven_by({b.device.device_type != kDLCPU ? "any_device" : "dtype_by_bits"});
+      })
+      .per_kind(kBothKinds)
+      .needs({need::release_array})
+      .run([bad_of](CaseContext& ctx) { refuse(ctx, bad_of(ctx.info().params.at("tensor"))); });
 }
 
 }  // namespace

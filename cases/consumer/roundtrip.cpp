@@ -11,21 +11,19 @@ namespace {
 
 DLPV_CASES {
   // dtype_layout_roundtrip (support/consumer_flow.cpp) is the body: compact 3x4 tensors.
-  const struct { const char* dtype; const char* req; } combos[] = {
-      {"float32", "DEL-02"}, {"int64", "DEL-02"}, {"bool", "DEL-02"}, {"complex64", "DEL-02"},
-      {"float16", "DEL-02"}, {"uint8", "DEL-02"}, {"float4_e2m1fn", "DTYPE-07"}, {"float6_e3m2fn", "DTYPE-07"}};
-  for (StructKind k : kBothKinds)
-    for (const auto& c : combos) {
-      const std::string req = c.req;
-      Declare(fmt::format("consumer.roundtrip.{}.contiguous.{}", c.dtype, to_string(k)),
-              fmt::format("{} import of a contiguous {} tensor reads back right; deleter once, after release",
-                          to_string(k), c.dtype))
-          .must(req == "DEL-02" ? std::vector<std::string>{"DEL-02", "LAYOUT-01"} : std::vector<std::string>{req, "DEL-02"})
-          .role(Role::consumer).kind(k).dtype(c.dtype).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-          .needs({import_need(k), "read_array", "release_array"})
-          .proven_by({"double_delete"})
-          .run(dtype_layout_roundtrip);
-    }
+  Declare("consumer.roundtrip", "{kind} import of a contiguous {dtype} tensor reads back right; deleter once, after release")
+      .role(Role::consumer).device(kCpu0)
+      .combine("dtype", {"float32", "int64", "bool", "complex64", "float16", "uint8", "float4_e2m1fn", "float6_e3m2fn"},
+               [](Declare& d, const std::string& t) {
+                 // Sub-byte packing is its own rule (DTYPE-07).
+                 if (t == "float4_e2m1fn" || t == "float6_e3m2fn") d.must({"DTYPE-07", "DEL-02"});
+                 else d.must({"DEL-02", "LAYOUT-01"});
+               })
+      .combine("layout", {"contiguous"})
+      .per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array})
+      .proven_by({"double_delete"})
+      .run(dtype_layout_roundtrip);
 }
 
 // The per-tensor rule samples the dtype/layout combinations above do not cover already: the
@@ -46,21 +44,19 @@ void sample_roundtrip(CaseContext& ctx) {
 }
 
 DLPV_CASES {
-  for (StructKind k : kBothKinds)
-    for (const Sample& sm : rule_samples()) {
-      const std::string name = sm.name;
-      if (name == "uint8" || name == "bool" || name == "float4_e2m1fn") continue;  // in the table above
-      Declare(fmt::format("consumer.roundtrip.{}.{}", name, to_string(k)),
-              fmt::format("{} import of a {} {} tensor reads back right; deleter once, after release", to_string(k),
-                          sm.dtype, sm.shape))
-          .must(name == "scalar"  ? std::vector<std::string>{"LAYOUT-06", "DEL-02"}
-                : name == "empty" ? std::vector<std::string>{"LAYOUT-10", "DEL-02"}
-                                  : std::vector<std::string>{"DEL-02", "LAYOUT-01"})
-          .role(Role::consumer).kind(k).dtype(sm.dtype).shape(sm.shape).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-          .needs({import_need(k), "read_array", "release_array"})
-          .proven_by({"double_delete"})
-          .run(sample_roundtrip);
-    }
+  // The rule samples the table above does not already cover (uint8, bool, float4_e2m1fn).
+  Declare("consumer.roundtrip", "{kind} import of a {dtype} {shape} tensor reads back right; deleter once, after release")
+      .role(Role::consumer).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
+      .combine("sample", {"scalar", "empty", "one", "ndim3", "complex128", "float8_e4m3fn"},
+               [](Declare& d, const std::string& s) {
+                 d.must(s == "scalar"  ? std::vector<std::string>{"LAYOUT-06", "DEL-02"}
+                        : s == "empty" ? std::vector<std::string>{"LAYOUT-10", "DEL-02"}
+                                       : std::vector<std::string>{"DEL-02", "LAYOUT-01"});
+               })
+      .per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array})
+      .proven_by({"double_delete"})
+      .run(sample_roundtrip);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ DLPV_CASES {
   Declare("consumer.scalar.null_shape", "a 0-d tensor with NULL shape and strides imports as a scalar")
       .must({"LAYOUT-06", "DEL-02"}).role(Role::consumer)
       .dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"read_array", "release_array"}).per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array}).per_kind(kBothKinds)
       .proven_by({"reject_null_shape"})
       .run(scalar_null_shape);
 }

@@ -20,7 +20,7 @@ DLPV_CASES {
   Declare("consumer.version.minor_ahead", "a versioned tensor stamped 1.99 is accepted")
       .should({"VER-04", "DEL-02"}).role(Role::consumer)
       .kind(StructKind::versioned).dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"import_versioned", "read_array", "release_array"})
+      .needs({need::import_versioned, need::read_array, need::release_array})
       .proven_by({"reject_minor"})
       .run(minor_ahead);
 }
@@ -61,7 +61,7 @@ DLPV_CASES {
                         "and released exactly once", v.major, v.minor))
         .must({"VER-03", "DEL-08"}).role(Role::consumer)
         .kind(StructKind::versioned).dtype("float32").label("major", std::to_string(v.major))
-        .needs({"import_versioned", "release_array"})
+        .needs({need::import_versioned, need::release_array})
         .proven_by({"reads_past_prefix"})
         .run([v](CaseContext& ctx) { other_major(ctx, v); });
   }

@@ -17,7 +17,7 @@ DLPV_CASES {
   Declare("consumer.zero_size.null_data", "a zero-size tensor with NULL data imports as an empty array")
       .must({"LAYOUT-10", "DEL-02"}).role(Role::consumer)
       .dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"read_array", "release_array"}).per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array}).per_kind(kBothKinds)
       .proven_by({"reject_null_data"})
       .run(zero_size_null_data);
 }

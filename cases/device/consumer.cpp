@@ -24,24 +24,21 @@ void consumer_on_device(CaseContext& ctx, const CaseCudaDevice& d, bool byte_off
 }
 
 DLPV_CASES {
-  for (StructKind k : kBothKinds)
-    for (const CaseCudaDevice& d : kCudaDevices)
-      for (const char* dtype : kDeviceDtypes)
-        for (const char* layout : {"contiguous", "fortran", "strided", "byte_offset"}) {
-          // byte_offset: a compact tensor whose elements start 64 bytes past data (the record's
-          // layout parameter names it; it is not one of the plugin ABI's layouts).
-          const bool byte_offset = std::string(layout) == "byte_offset";
-          Declare d_(fmt::format("device.consumer.{}.{}.{}.{}", d.name, dtype, layout, to_string(k)),
-                     fmt::format("{} import of a {} {} tensor in {} memory reads back right", to_string(k), layout,
-                                 dtype, d.name));
-          if (byte_offset) d_.label("layout", "byte_offset");
-          else d_.layout(*layout_from_name(layout));
-          d_.must({"DEV-02", "DEL-02", byte_offset ? "LAYOUT-08" : "LAYOUT-07"}).role(Role::consumer)
-              .kind(k).dtype(dtype).device(CaseDevice{{d.type, d.id}, d.name})
-              .needs({import_need(k), "read_array", "release_array"})
-              .proven_by({"double_delete"})
-              .run([&d, byte_offset](CaseContext& ctx) { consumer_on_device(ctx, d, byte_offset); });
-        }
+  // byte_offset: a compact tensor whose elements start 64 bytes past data (the record's layout
+  // parameter names it; it is not one of the plugin ABI's layouts, so the axis shows it as a label).
+  Declare("device.consumer", "{kind} import of a {layout} {dtype} tensor in {device} memory reads back right")
+      .role(Role::consumer)
+      .combine("device", cuda_device_names(), declare_cuda_device)
+      .combine("dtype", device_dtypes())
+      .combine("layout", {"contiguous", "fortran", "strided", "byte_offset"}, [](Declare& d, const std::string& l) {
+        d.must({"DEV-02", "DEL-02", l == "byte_offset" ? "LAYOUT-08" : "LAYOUT-07"});
+      })
+      .per_kind(kBothKinds)
+      .needs({need::read_array, need::release_array})
+      .proven_by({"double_delete"})
+      .run([](CaseContext& ctx) {
+        consumer_on_device(ctx, cuda_device_of(ctx), ctx.info().params.at("layout") == "byte_offset");
+      });
 }
 
 }  // namespace

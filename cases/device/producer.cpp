@@ -21,18 +21,14 @@ void producer_on_device(CaseContext& ctx, const CaseCudaDevice& d) {
 }
 
 DLPV_CASES {
-  for (StructKind k : kBothKinds)
-    for (const CaseCudaDevice& d : kCudaDevices)
-      for (const char* dtype : kDeviceDtypes)
-        for (uint32_t layout : {DLPV_LAYOUT_CONTIGUOUS, DLPV_LAYOUT_FORTRAN, DLPV_LAYOUT_STRIDED, DLPV_LAYOUT_OFFSET})
-          Declare(fmt::format("device.producer.{}.{}.{}.{}", d.name, dtype, layout_name(layout), to_string(k)),
-                  fmt::format("{} export of {} {} on {} is labelled as the memory really is and holds the pattern",
-                              to_string(k), layout_name(layout), dtype, d.name))
-              .must({"DEV-02", "DEV-03", "LAYOUT-07"}).role(Role::producer)
-              .kind(k).dtype(dtype).layout(layout).device(CaseDevice{{d.type, d.id}, d.name})
-              .needs({export_need(k)})
-              .proven_by({"cuda_wrong_device_id"})
-              .run([&d](CaseContext& ctx) { producer_on_device(ctx, d); });
+  Declare("device.producer", "{kind} export of {layout} {dtype} on {device} is labelled as the memory really is and holds the pattern")
+      .must({"DEV-02", "DEV-03", "LAYOUT-07"}).role(Role::producer)
+      .combine("device", cuda_device_names(), declare_cuda_device)
+      .combine("dtype", device_dtypes())
+      .combine("layout", {"contiguous", "fortran", "strided", "offset"})
+      .per_kind(kBothKinds)
+      .proven_by({"cuda_wrong_device_id"})
+      .run([](CaseContext& ctx) { producer_on_device(ctx, cuda_device_of(ctx)); });
 }
 
 }  // namespace

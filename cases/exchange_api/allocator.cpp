@@ -90,21 +90,16 @@ void allocator_compact(CaseContext& ctx) {
 }
 
 DLPV_CASES {
-  // The allocator, per prototype: float32 2x3x5 (the id without a suffix), dtype classes, 0-d, empty.
-  const struct { const char* suffix; const char* dtype; const char* shape; } prototypes[] = {
-      {"", "float32", "ndim3"},      {".uint8", "uint8", "3x4"},      {".bool", "bool", "3x4"},
-      {".complex128", "complex128", "3x4"}, {".float16", "float16", "3x4"}, {".int64", "int64", "3x4"},
-      {".float8_e4m3fn", "float8_e4m3fn", "3x4"}, {".float4_e2m1fn", "float4_e2m1fn", "3x4"},
-      {".scalar", "float32", "scalar"}, {".empty", "float32", "empty"}};
-  for (const auto& p : prototypes)
-    Declare(std::string("exchange_api.allocator.compact") + p.suffix,
-            std::string("the allocator reads only dtype/ndim/shape/device of a ") + p.dtype + " " + p.shape +
-                " prototype and returns a compact owning tensor")
-        .must({"XAPI-16", "LAYOUT-05", "DTYPE-02"}).role(Role::exchange_api)
-        .kind(StructKind::versioned).dtype(p.dtype).shape(p.shape)
-        .needs({"exchange_api"})
-        .proven_by({"alloc_ignores_shape"})
-        .run(allocator_compact);
+  // The allocator, per prototype: float32 2x3x4 (the id without a suffix), dtype classes, 0-d, empty.
+  Declare("exchange_api.allocator.compact",
+          "the allocator reads only dtype/ndim/shape/device of a {dtype} {shape} prototype and returns a compact owning tensor")
+      .must({"XAPI-16", "LAYOUT-05", "DTYPE-02"}).role(Role::exchange_api)
+      .kind(StructKind::versioned).dtype("float32").shape("ndim3")
+      .combine("sample", {"", "uint8", "bool", "complex128", "float16", "int64", "float8_e4m3fn", "float4_e2m1fn",
+                          "scalar", "empty"})
+      .needs({need::exchange_api})
+      .proven_by({"alloc_ignores_shape"})
+      .run(allocator_compact);
 }
 
 // Impossible sizes, chosen so that an element count computed without overflow checks wraps
@@ -140,7 +135,7 @@ void allocator_error(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.allocator.error", "impossible allocations (element counts that wrap around 2^64) fail with exactly one SetError call")
       .must({"XAPI-16", "XAPI-17"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"alloc_no_seterror", "alloc_no_overflow_check"})
       .run(allocator_error);
 }

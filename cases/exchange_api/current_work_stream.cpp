@@ -25,7 +25,7 @@ void current_stream_cpu(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.current_work_stream.cpu", "current_work_stream(kDLCPU) returns 0 (any stream value is lawful)")
       .must({"XAPI-15"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"xapi_cpu_stream_fails"})
       .run(current_stream_cpu);
 }

@@ -21,7 +21,7 @@ void header_version(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.header.version", "the table, or one along its prev_api chain, declares major version 1")
       .must({"XAPI-05"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"xapi_major2"})
       .run(header_version);
 }

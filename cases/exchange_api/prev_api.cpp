@@ -47,7 +47,7 @@ void prev_chain(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.prev_api.chain", "the prev_api chain terminates, each table older than the one before")
       .must({"XAPI-06"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"xapi_cycle", "xapi_prev_not_older"})
       .run(prev_chain);
 }

@@ -42,7 +42,7 @@ void table_static(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.table.static", "the exchange-API table is one static object inside the library")
       .must({"XAPI-04"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"heap_xapi_table"})
       .run(table_static);
 }
@@ -64,7 +64,7 @@ void required_pointers(CaseContext& ctx) {
 DLPV_CASES {
   Declare("exchange_api.table.required_pointers", "the four required function pointers are non-NULL")
       .must({"XAPI-08"}).role(Role::exchange_api)
-      .needs({"exchange_api"})
+      .needs({need::exchange_api})
       .proven_by({"xapi_null_allocator"})
       .run(required_pointers);
 }

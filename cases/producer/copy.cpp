@@ -34,7 +34,7 @@ DLPV_CASES {
   Declare("producer.copy.false_zero_copy", "copy=False on a CPU array exports it without a copy")
       .must({"KW-04"}).role(Role::producer)
       .dtype("float32").shape("3x4").device(kCpu0)
-      .needs({"copy_keyword"}).per_kind(kBothKinds)
+      .needs({need::copy_keyword}).per_kind(kBothKinds)
       .proven_by({"no_copy_refused"})
       .run(zero_copy);
 }
@@ -68,7 +68,7 @@ DLPV_CASES {
           "copy=False with dl_device=CPU for a CUDA array is refused (a copy would be needed)")
       .must({"KW-04"}).role(Role::producer)
       .dtype("float32").device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
-      .needs({"copy_keyword"}).per_kind(kBothKinds)
+      .needs({need::copy_keyword}).per_kind(kBothKinds)
       .proven_by({"no_copy_ignored"})
       .run(needs_copy);
 }

@@ -150,7 +150,7 @@ void frees_copy(CaseContext& ctx) {
 DLPV_CASES {
   Declare("producer.deleter.frees_copy", "a copy=True export's memory is released through its deleter")
       .must({"DEL-11"}).role(Role::producer)
-      .needs({"copy_keyword"}).per_kind({StructKind::versioned}).per_sample()
+      .needs({need::copy_keyword}).per_kind({StructKind::versioned}).per_sample()
       .proven_by({"deleter_leaks", "deleter_keeps_struct"})
       .run(frees_copy);
 }

@@ -50,7 +50,7 @@ void flags_is_copied(CaseContext& ctx) {
 DLPV_CASES {
   Declare("producer.flags.is_copied", "a copy=True export sets IS_COPIED")
       .must({"FLAG-05"}).role(Role::producer).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
-      .needs({"copy_keyword"}).per_kind({StructKind::versioned}).per_sample()
+      .needs({need::copy_keyword}).per_kind({StructKind::versioned}).per_sample()
       .proven_by({"no_is_copied"})
       .run(flags_is_copied);
 }

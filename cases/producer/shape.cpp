@@ -10,17 +10,13 @@ namespace dlpv::cases {
 namespace {
 
 DLPV_CASES {
-  const DLDataType f32{kDLFloat, 32, 1};
-  for (StructKind k : kBothKinds)
-    for (const char* s : {"scalar", "empty", "ones", "ndim32"})
-      Declare(fmt::format("producer.shape.{}.{}", s, to_string(k)),
-              fmt::format("{} contiguous export of a {} float32 array is well-formed and holds the pattern",
-                          to_string(k), s))
-          .must(export_requirements(f32, s, DLPV_LAYOUT_CONTIGUOUS, k == StructKind::versioned))
-          .role(Role::producer).kind(k).dtype(f32).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0).shape(s)
-          .needs({export_need(k)})
-          .proven_by({"garbage_shape_null", "export_segfault"})  // only size-1 axes show a shape bug
-          .run(export_inspect_release);  // support/helpers.cpp
+  Declare("producer.shape", "{kind} contiguous export of a {shape} float32 array is well-formed and holds the pattern")
+      .role(Role::producer).dtype("float32").layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
+      .combine("shape", {"scalar", "empty", "ones", "ndim32"})
+      .per_kind(kBothKinds)
+      .each(declare_export_requirements)  // support/helpers.cpp
+      .proven_by({"garbage_shape_null", "export_segfault"})  // only size-1 axes show a shape bug
+      .run(export_inspect_release);  // support/helpers.cpp
 }
 
 }  // namespace

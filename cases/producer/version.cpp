@@ -63,7 +63,7 @@ DLPV_CASES {
             "max_version " + text + " yields a versioned tensor of major 1")
         .should({"VER-07"}).role(Role::producer)
         .kind(StructKind::versioned).dtype("float32").label("max_version", text)
-        .needs({"export_versioned"})
+        .needs({need::export_versioned})
         .proven_by({"max_version_strict"})
         .run([asked](CaseContext& ctx) { max_version(ctx, asked); });
   }

@@ -62,7 +62,7 @@ void dl_device_cpu(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.device.dl_device_cpu", "dl_device=(1, 0) exports to host memory")
       .must({"DEV-05"}).python()
-      .needs({"export_versioned"}).proven_by({"no_dl_device_kw"})
+      .needs({need::export_versioned}).proven_by({"no_dl_device_kw"})
       .run(dl_device_cpu);
 }
 
@@ -87,7 +87,7 @@ void dl_device_unserveable(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.device.dl_device_unserveable", "a dl_device the producer cannot serve raises BufferError")
       .must({"DEV-06"}).python()
-      .needs({"export_versioned"}).proven_by({"dl_device_ignored"})
+      .needs({need::export_versioned}).proven_by({"dl_device_ignored"})
       .run(dl_device_unserveable);
 }
 

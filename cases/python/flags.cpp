@@ -21,7 +21,7 @@ void read_only(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.flags.read_only", "a read-only array is exported with READ_ONLY")
       .should({"FLAG-02"}).python()
-      .needs({"export_versioned"}).proven_by({"no_read_only_flag"})
+      .needs({need::export_versioned}).proven_by({"no_read_only_flag"})
       .run(read_only);
 }
 

@@ -80,6 +80,12 @@ std::vector<std::string> export_requirements(DLDataType t, const std::string& sh
   return reqs;
 }
 
+void declare_export_requirements(Declare& d) {
+  const CaseParams& v = d.info().values;
+  d.must(export_requirements(*v.dtype, v.shape.empty() ? "3x4" : v.shape, v.layout.value_or(DLPV_LAYOUT_CONTIGUOUS),
+                             v.kind == StructKind::versioned));
+}
+
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned) {
   ctx.phase("inspect");
   TensorExpectation want;

@@ -58,6 +58,9 @@ void export_inspect_release(CaseContext& ctx);
 /// dtype's own rule first, then the layout, device and version rules.
 std::vector<std::string> export_requirements(DLDataType dtype, const std::string& shape, uint32_t layout,
                                              bool versioned);
+/// Declare::each step: MUST the requirements export_requirements gives for the case's own
+/// dtype, shape, layout and struct kind.
+void declare_export_requirements(Declare& d);
 
 /// FLAG-05 for a versioned export: a non-compact layout answered with compact strides is a copy,
 /// which must carry IS_COPIED (called by inspect_export).

@@ -228,7 +228,7 @@ double case_time_limit_s() {
     const double v = std::strtod(text, &end);
     if (end != text && v > 0) return v;
   }
-  return 10.0;
+  return kDefaultCaseTimeoutS;
 }
 
 }  // namespace dlpv

@@ -54,6 +54,10 @@ Declare::Declare(std::string id, std::string title, const char* file) {
   info_.source = at == std::string::npos ? path : path.substr(at + 1);
 }
 
+Declare& Declare::title(std::string title) {
+  info_.title = std::move(title);
+  return *this;
+}
 Declare& Declare::must(std::vector<std::string> requirements) {
   info_.severity = Severity::must;
   info_.requirements = std::move(requirements);
@@ -134,60 +138,152 @@ Declare& Declare::proven_by(std::vector<std::string> fixtures) {
   info_.proofs = std::move(fixtures);
   return *this;
 }
-Declare& Declare::per_sample(bool about_data) {
-  per_sample_ = true;
-  about_data_ = about_data;
+Declare& Declare::combine(const std::string& axis, std::vector<std::string> values) {
+  return combine(axis, std::move(values), nullptr);
+}
+Declare& Declare::combine(const std::string& axis, std::vector<std::string> values, AxisApply apply) {
+  for (const Axis& a : axes_)
+    if (a.name == axis) bad_declaration(info_.id, "axis " + axis + " combined twice");
+  if (values.empty()) bad_declaration(info_.id, "axis " + axis + " has no value");
+  axes_.push_back({axis, std::move(values), std::move(apply)});
   return *this;
+}
+Declare& Declare::each(std::function<void(Declare&)> per_case) {
+  each_.push_back(std::move(per_case));
+  return *this;
+}
+Declare& Declare::per_kind(const std::array<StructKind, 2>& kinds) {
+  return per_kind(std::initializer_list<StructKind>{kinds[0], kinds[1]});
+}
+Declare& Declare::per_kind(std::initializer_list<StructKind> kinds) {
+  std::vector<std::string> names;
+  for (StructKind k : kinds) names.push_back(to_string(k));
+  return combine("kind", std::move(names));
+}
+Declare& Declare::per_sample(bool about_data) {
+  std::vector<std::string> names{""};  // the rule on float32 3x4 keeps the bare id
+  for (const Sample& s : rule_samples())
+    if (!about_data || s.has_data) names.push_back(s.name);
+  // Each sample's title names its tensor: "... (float32 (2, 3, 4))".
+  return combine("sample", std::move(names), [](Declare& d, const std::string& sample) {
+    if (sample.empty()) {
+      d.dtype("float32").shape("3x4");
+      return;
+    }
+    const auto dims = shape_named(d.info().values.shape);
+    d.info_.title += fmt::format(" ({} {})", d.info().params.at("dtype"),
+                                 shape_text(dims.data(), static_cast<int32_t>(dims.size())));
+  });
+}
+
+void Declare::set_axis_value(const std::string& axis, const std::string& value) {
+  if (axis == "kind") {
+    if (value != "versioned" && value != "legacy") bad_declaration(info_.id, "struct kind " + value);
+    kind(value == "versioned" ? StructKind::versioned : StructKind::legacy);
+  } else if (axis == "dtype") {
+    dtype(value);
+  } else if (axis == "layout") {
+    if (auto l = layout_from_name(value)) layout(*l);
+    else label("layout", value);
+  } else if (axis == "shape") {
+    shape(value);
+  } else if (axis == "sample") {
+    // A tensor named by one word: a rule sample, a catalogue dtype (3x4) or a catalogue shape
+    // (float32). "" keeps what the declaration says.
+    if (value.empty()) return;
+    for (const Sample& s : rule_samples())
+      if (value == s.name) {
+        dtype(s.dtype);
+        shape(s.shape);
+        return;
+      }
+    if (dtype_from_name(value)) {
+      dtype(value);
+      shape("3x4");
+    } else if (value == "scalar" || value == "empty" || value == "ones" || value == "one" || value == "ndim3" ||
+               value == "ndim32") {
+      dtype("float32");
+      shape(value);
+    } else {
+      bad_declaration(info_.id, "unknown sample " + value);
+    }
+  } else {
+    label(axis, value);
+  }
 }
 
 void Declare::run(CaseBody body) {
   for (CaseInfo& c : records(std::move(body))) Registry::instance().add(std::move(c));
 }
 
-std::vector<CaseInfo> Declare::records(CaseBody body) const {
-  CaseInfo info = info_;
-  info.body = std::move(body);
-  if (info.requirements.empty()) bad_declaration(info.id, "no requirement id");
-  if (!info.body) bad_declaration(info.id, "no body");
-  std::vector<CaseInfo> bases;
-  if (per_kind_.empty()) {
-    bases.push_back(info);
-  } else {
-    const bool consumer = info.role == Role::consumer;
-    for (StructKind k : per_kind_) {
-      CaseInfo c = info;
-      c.id += std::string(".") + to_string(k);
-      c.values.kind = k;
-      c.params["version"] = to_string(k);
-      c.needs.insert(c.needs.begin(), consumer ? import_need(k) : export_need(k));
-      bases.push_back(std::move(c));
+namespace {
+/// "{kind} import of a {layout} tensor": each {name} the case's parameter of that name ("kind":
+/// its struct kind). Text in braces that names no parameter stays as it is.
+std::string fill_title(const std::string& title, const CaseInfo& c) {
+  std::string out;
+  for (size_t i = 0; i < title.size();) {
+    const size_t close = title[i] == '{' ? title.find('}', i) : std::string::npos;
+    if (close != std::string::npos) {
+      const std::string key = title.substr(i + 1, close - i - 1);
+      const auto it = c.params.find(key == "kind" ? "version" : key);
+      if (it != c.params.end()) {
+        out += it->second;
+        i = close + 1;
+        continue;
+      }
     }
-  }
-  if (!per_sample_) return bases;
-  std::vector<CaseInfo> out;
-  for (CaseInfo& base : bases) {
-    // The rule on float32 3x4 keeps the bare id; each sample inserts its name before the kind.
-    const std::string suffix = per_kind_.empty() ? "" : "." + std::string(to_string(*base.values.kind));
-    base.values.dtype = dtype_from_name("float32");
-    base.params["dtype"] = "float32";
-    base.values.shape = "3x4";
-    base.params["shape"] = "3x4";
-    for (const Sample& s : rule_samples()) {
-      if (about_data_ && !s.has_data) continue;
-      CaseInfo c = base;
-      c.id = info.id + "." + s.name + suffix;
-      const auto shape = shape_named(s.shape);
-      c.title = fmt::format("{} ({} {})", info.title, s.dtype,
-                            shape_text(shape.data(), static_cast<int32_t>(shape.size())));
-      c.values.dtype = dtype_from_name(s.dtype);
-      c.params["dtype"] = s.dtype;
-      c.values.shape = s.shape;
-      c.params["shape"] = s.shape;
-      out.push_back(std::move(c));
-    }
-    out.push_back(std::move(base));
+    out += title[i++];
   }
   return out;
+}
+}  // namespace
+
+std::vector<CaseInfo> Declare::records(CaseBody body) const {
+  if (!body) bad_declaration(info_.id, "no body");
+  // Every combination of the axes' values, each with its own declaration and id segments.
+  struct Combination {
+    Declare declaration;
+    std::vector<std::string> segments;
+  };
+  Declare base = *this;
+  base.axes_.clear();
+  base.each_.clear();
+  std::vector<Combination> combos{{base, {}}};
+  for (const Axis& axis : axes_) {
+    std::vector<Combination> next;
+    for (const Combination& c : combos)
+      for (const std::string& value : axis.values) {
+        Combination n = c;
+        n.declaration.set_axis_value(axis.name, value);
+        if (axis.apply) axis.apply(n.declaration, value);
+        if (!value.empty() && axis.name != "kind") n.segments.push_back(value);
+        next.push_back(std::move(n));
+      }
+    combos = std::move(next);
+  }
+  std::vector<CaseInfo> out;
+  for (Combination& c : combos) {
+    for (const auto& fn : each_) fn(c.declaration);
+    CaseInfo info = c.declaration.info_;
+    for (const std::string& s : c.segments) info.id += "." + s;
+    if (info.values.kind && has_axis("kind")) {
+      // The struct kind is the last segment, and brings the capability the role needs.
+      const StructKind k = *info.values.kind;
+      info.id += std::string(".") + to_string(k);
+      info.needs.insert(info.needs.begin(), info.role == Role::consumer ? import_need(k) : export_need(k));
+    }
+    info.title = fill_title(info.title, info);
+    if (info.requirements.empty()) bad_declaration(info.id, "no requirement id");
+    info.body = body;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+bool Declare::has_axis(const std::string& name) const {
+  for (const Axis& a : axes_)
+    if (a.name == name) return true;
+  return false;
 }
 
 }  // namespace dlpv

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol.hpp"
 
+#include <dlpack_validate/runner.hpp>
+
 #include <fmt/format.h>
 
 #include <ctime>
@@ -88,3 +90,7 @@ std::string to_line(const json& j) {
 }
 
 }  // namespace dlpv::protocol
+
+namespace dlpv {
+std::string iso_now() { return protocol::iso_now(); }
+}  // namespace dlpv

@@ -8,6 +8,7 @@
 
 namespace dlpv {
 
+
 namespace {
 // Why a case cannot run on this subject, or empty.
 std::string missing_need(const CaseInfo& info, const SubjectInfo& s) {

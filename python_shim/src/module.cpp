@@ -1,8 +1,10 @@
 // python_shim/src/module.cpp: the private extension module `validator._dlpack_validate`.
-// It runs the same harness as the CLI (dlpv::run_app_guarded, dlpv::worker_main); the
-// Python package only parses options and resolves adapters.
+// It runs the same application as the CLI (dlpv::run_app_guarded, dlpv::worker_main) with
+// options checked by the same table (options::config_from); the Python package builds its
+// argparse parsers and validator.run's keywords from options() and resolves adapters.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/options.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -11,8 +13,8 @@
 #include <cstdio>
 #include <mutex>
 
-#include "probe.hpp"
-#include "python_subject.hpp"
+#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/python_subject.hpp>
 
 #ifndef DLPV_CASE_UNITS
 #error "DLPV_CASE_UNITS (number of C-level case files) must be defined by the build"
@@ -75,44 +77,57 @@ std::vector<std::string> strings(const py::dict& d, const char* key) {
   return d[key].cast<std::vector<std::string>>();
 }
 
-// The whole run: select -> preflight -> supervise workers -> record -> summary -> exit code.
+// The options table for the Python package (cli.py builds its parsers from it, api.py its
+// keywords): one dict per row.
+py::list option_table() {
+  namespace o = options;
+  py::list out;
+  for (const o::Spec& s : o::table()) {
+    static const char* const types[] = {"flag", "seconds", "number", "whole", "choice", "path", "globs"};
+    py::list commands;
+    for (auto [bit, name] : {std::pair{o::kRun, "run"}, {o::kBench, "bench"}, {o::kReport, "report"}})
+      if (s.commands & bit) commands.append(name);
+    py::dict row;
+    row["name"] = s.name;
+    row["flag"] = o::flag_of(s);
+    row["short"] = s.short_flag;
+    row["keyword"] = s.keyword;
+    row["type"] = types[static_cast<int>(s.type)];
+    row["default"] = s.fallback;
+    row["choices"] = s.choices;
+    row["metavar"] = s.metavar;
+    row["commands"] = commands;
+    row["help"] = o::help_of(s);
+    out.append(row);
+  }
+  return out;
+}
+
+// The whole run: options -> select -> preflight -> supervise workers -> record -> summary ->
+// exit code. `opts`: "values" (option name -> list of texts, checked here against the table),
+// "naming" ("flags" or "keywords": how a bad value's message names it), "command" ("run",
+// "bench", "report"), "record" (report), "subjects", "command_line", "worker_command",
+// "preflight".
 int run(const py::dict& opts) {
+  const char* prog = "python -m validator";
+  options::Values values;
+  for (auto item : opts["values"].cast<py::dict>())
+    values[item.first.cast<std::string>()] = item.second.cast<std::vector<std::string>>();
+  const bool keywords = opts.contains("naming") && opts["naming"].cast<std::string>() == "keywords";
   AppConfig cfg;
+  try {
+    cfg = options::config_from(values, keywords ? options::Naming::keywords : options::Naming::flags);
+  } catch (const BadInput& e) {
+    std::fprintf(stderr, "%s: error: %s\n", prog, e.message.c_str());
+    return kExitBadInput;
+  }
+  const std::string command = opts.contains("command") ? opts["command"].cast<std::string>() : "run";
   cfg.subjects = strings(opts, "subjects");
-  cfg.filters = strings(opts, "filters");
-  if (opts.contains("excludes")) cfg.excludes = strings(opts, "excludes");
-  if (opts.contains("requirements")) cfg.requirements = strings(opts, "requirements");
-  if (opts.contains("exitfirst")) cfg.exitfirst = opts["exitfirst"].cast<bool>();
-  auto path = [&](const char* key) {
-    return opts.contains(key) && !opts[key].is_none() ? opts[key].cast<std::string>() : std::string();
-  };
-  cfg.json_path = path("json");
-  cfg.html_path = path("html");
-  cfg.junit_path = path("junit");
-  cfg.summary_md_path = path("summary_md");
-  cfg.baseline_path = path("baseline");
-  cfg.write_baseline_path = path("write_baseline");
-  const std::string report_from = path("report");
-  cfg.timeout_s = opts["timeout"].cast<double>();
-  if (opts.contains("load_timeout")) cfg.load_timeout_s = opts["load_timeout"].cast<double>();
-  cfg.isolate = opts["isolate"].cast<std::string>();
-  cfg.strict = opts["strict"].cast<bool>();
-  cfg.deterministic = opts["deterministic"].cast<bool>();
-  cfg.quiet = opts["quiet"].cast<bool>();
-  cfg.list = opts["list"].cast<bool>();
   cfg.command_line = strings(opts, "command_line");
   cfg.worker_command = strings(opts, "worker_command");
   cfg.kind = "python";
   cfg.loader = load_python_subject;
-  if (opts.contains("bench") && !opts["bench"].is_none()) {  // `python -m validator bench PKG...`
-    py::dict b = opts["bench"];
-    cfg.bench = true;
-    cfg.bench_iterations = b["iterations"].cast<long long>();
-    cfg.bench_batches = b["batches"].cast<int>();
-    cfg.bench_batch_ms = b["batch_ms"].cast<double>();
-    cfg.bench_baseline_path = b["baseline"].is_none() ? "" : b["baseline"].cast<std::string>();
-    cfg.bench_threshold = b["threshold"].cast<double>();
-  }
+  cfg.bench = command == "bench";
   py::object preflight = opts["preflight"];
   cfg.preflight = [preflight](const std::string& spec) -> std::string {
     py::gil_scoped_acquire gil;
@@ -125,19 +140,19 @@ int run(const py::dict& opts) {
   try {
     check_units();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "python -m validator: internal error: %s\n", e.what());
+    std::fprintf(stderr, "%s: internal error: %s\n", prog, e.what());
     return kExitInternal;
   }
   int rc;
   {
     py::gil_scoped_release nogil;
-    if (report_from.empty()) {
-      rc = run_app_guarded(cfg, "python -m validator");
+    if (command != "report") {
+      rc = run_app_guarded(cfg, prog);
     } else {  // `python -m validator report RUN.json ...`: re-render a saved record
       try {
-        rc = run_report(cfg, report_from);
+        rc = run_report(cfg, opts["record"].cast<std::string>());
       } catch (const BadInput& e) {
-        std::fprintf(stderr, "python -m validator: error: %s\n", e.message.c_str());
+        std::fprintf(stderr, "%s: error: %s\n", prog, e.message.c_str());
         rc = kExitBadInput;
       }
     }
@@ -190,6 +205,7 @@ PYBIND11_MODULE(_dlpack_validate, m) {
   m.def("pattern_bytes", &pattern_bytes, py::arg("dtype_key"), py::arg("n"),
         "the n reference pattern values encoded row-major compact (native byte order)");
   m.def("run", &run, py::arg("options"), "run (or list) the validation; returns the exit code");
+  m.def("options", &option_table, "the options table (app/include/dlpack_validate/options.hpp), one dict per option");
   m.def("worker", &worker, py::arg("specs"), "worker process main loop (internal)");
   m.def("keep_until_exit", &keep_until_exit, py::arg("capsule"),
         "consume a DLPack capsule and run its deleter after interpreter finalisation (DEL-07)");

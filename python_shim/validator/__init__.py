@@ -11,20 +11,19 @@ The Python API, for a library's own test suite (``pip install /path/to/dlpack-va
         rec = validator.run(["mylib"], filters=["python.*"])   # the run record, a dict
         assert rec["summary"]["exit_code"] == 0, rec["summary"]
 
-``validator.run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0,
-isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False, json=None,
-html=None, junit=None, summary_md=None, write_baseline=None, quiet=True) -> dict`` takes the
-command line's options as keywords and returns the record its ``--json`` writes
+``validator.run(subjects, **keywords) -> dict`` takes the command line's options as keywords
+(``validator.options()``: the one options table, with each keyword, default and help; quiet is
+on by default here) and returns the record its ``--json`` writes
 (docs/run-record.md): ``rec["summary"]`` (``exit_code``, ``verdict``, ``counts``,
 ``unexpected``), ``rec["results"]`` (one entry per case: ``id``, ``status``, ``message``, ...).
 Nothing is printed on stdout unless ``quiet=False``. Bad input (what the command answers with
 exit code 2: an unknown package, a filter matching nothing, ...) raises ``validator.BadInput``,
 a ValueError; an internal error (exit code 3) ``validator.InternalError``.
 """
-from ._dlpack_validate import pattern, pattern_bytes, tool_version as __version__  # noqa: F401
+from ._dlpack_validate import options, pattern, pattern_bytes, tool_version as __version__  # noqa: F401
 from .api import BadInput, InternalError, run  # noqa: F401
 
-__all__ = ["pattern", "pattern_bytes", "main", "run", "BadInput", "InternalError"]
+__all__ = ["options", "pattern", "pattern_bytes", "main", "run", "BadInput", "InternalError"]
 
 
 def main(argv=None):

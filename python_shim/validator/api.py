@@ -47,23 +47,23 @@ def _strings(name, value):
     return out
 
 
-def _seconds(name, value):
-    """A positive number of seconds, or BadInput naming the keyword."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise BadInput(f"{name} must be a number of seconds, not {value!r}") from None
-    if not value > 0:
-        raise BadInput(f"{name} must be a positive number of seconds")
-    return value
-
-
 def _path(name, value):
     if value is None:
         return None
     if not isinstance(value, (str, os.PathLike)):
         raise BadInput(f"{name} must be a path, not {type(value).__name__}")
     return os.fspath(value)
+
+
+def _text(name, value):
+    """A number or choice as text for the harness, which checks it against the options table."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise BadInput(f"{name} must be a number or a string, not {value!r}")
+    return value if isinstance(value, str) else repr(value)
+
+
+# validator.run's own default, unlike the command line's: nothing on stdout.
+_API_DEFAULTS = {"quiet": True}
 
 
 class _Redirect:
@@ -134,21 +134,21 @@ class _Redirect:
         return line
 
 
-def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0,
-        load_timeout=120.0, isolate="worker", strict=False, baseline=None, deterministic=False, exitfirst=False,
-        json=None, html=None, junit=None, summary_md=None, write_baseline=None, quiet=True):
+def run(subjects, **keywords):
     """Validate Python packages and return the run record (docs/run-record.md) as a dict.
 
     subjects: importable package names (``"numpy"``, ``"mylib"``) or ``"module:attr"`` adapters
     (docs/adapters.md); a single string is one subject. Cases run in fresh worker interpreters
     (``sys.executable -m validator``), so an adapter is named, never passed as an object.
 
-    The keywords are the command line's options: ``filters`` (``--filter``), ``exclude``,
-    ``requirements`` (globs, a string or a list), ``timeout`` (seconds per case),
-    ``load_timeout`` (seconds to import and probe a package in a worker, apart from case time), ``isolate``
-    (``"worker"``, ``"case"`` or ``"none"``), ``strict``, ``baseline`` (expected results:
-    matching failures become xfail), ``deterministic``, ``exitfirst``; report paths ``json``,
-    ``html``, ``junit``, ``summary_md``, ``write_baseline`` are written as well when given.
+    The keywords are the command line's options, from the same options table
+    (``validator.options()`` lists them with their defaults and help): ``filters``
+    (``--filter``), ``exclude``, ``requirements`` (globs, a string or a list), ``timeout``
+    (seconds per case), ``load_timeout`` (seconds to import and probe a package in a worker,
+    apart from case time), ``isolate`` (``"worker"``, ``"case"`` or ``"none"``), ``strict``,
+    ``baseline`` (expected results: matching failures become xfail), ``deterministic``,
+    ``exitfirst``; report paths ``json``, ``html``, ``junit``, ``summary_md``,
+    ``write_baseline`` are written as well when given.
 
     Quiet by default: nothing on stdout (``quiet=False`` prints the usual summary); what the
     validator writes on stderr (progress, notices) passes through.
@@ -156,70 +156,55 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
     The verdict is in the record: ``rec["summary"]["exit_code"]`` (0 nothing unexpected, 1
     otherwise), ``rec["summary"]["verdict"]``, ``rec["summary"]["counts"]``, and each case in
     ``rec["results"]``. Raises ``BadInput`` (a ValueError) where the command would exit with 2,
-    ``InternalError`` where it would exit with 3.
+    ``InternalError`` where it would exit with 3, TypeError for a keyword it does not know.
     """
     from . import _dlpack_validate, adapters
 
+    table = [o for o in _dlpack_validate.options() if o["keyword"] and "run" in o["commands"]]
+    by_keyword = {o["keyword"]: o for o in table}
+    for k in keywords:
+        if k not in by_keyword:
+            raise TypeError(f"run() got an unexpected keyword argument {k!r} (known: "
+                            f"{', '.join(sorted(by_keyword))})")
     subjects = _strings("subjects", subjects)
-    filters = _strings("filters", filters)
-    exclude = _strings("exclude", exclude)
-    requirements = _strings("requirements", requirements)
     if not subjects:
         raise BadInput("no subjects: name at least one package or module:attr adapter")
-    timeout = _seconds("timeout", timeout)
-    load_timeout = _seconds("load_timeout", load_timeout)
-    if isolate not in ("worker", "case", "none"):
-        raise BadInput(f"isolate must be 'worker', 'case' or 'none', not {isolate!r}")
-    reports = {"json": _path("json", json), "html": _path("html", html),
-               "junit": _path("junit", junit), "summary_md": _path("summary_md", summary_md),
-               "baseline": _path("baseline", baseline),
-               "write_baseline": _path("write_baseline", write_baseline)}
-    if reports["json"] == "-":
+    given = dict(_API_DEFAULTS, **keywords)
+    values, argv = {}, list(subjects)
+    for o in table:  # in the table's order: the equivalent command line reads as --help does
+        key = o["keyword"]
+        value = given.get(key)
+        if o["type"] == "flag":
+            if value:
+                values[o["name"]] = ["1"]
+                argv.append(o["short"] or o["flag"])
+            continue
+        if o["type"] == "globs":
+            texts = _strings(key, value)
+        elif o["type"] == "path":
+            texts = [] if value is None else [_path(key, value)]
+        else:
+            texts = [] if value is None else [_text(key, value)]
+        if texts:
+            values[o["name"]] = texts
+            for t in texts:
+                argv += [o["flag"], t]
+    if values.get("json") == ["-"]:
         raise BadInput("json='-' (stdout) is for the command line; the record is returned")
-
-    # The equivalent command line, for the record (command_line) and for a reader's rerun.
-    argv = list(subjects)
-    for flag, values in (("--filter", filters), ("--exclude", exclude),
-                         ("--requirement", requirements)):
-        for v in values:
-            argv += [flag, v]
-    if exitfirst:
-        argv.append("--exitfirst")
-    for key, path in reports.items():
-        if path is not None:
-            argv += ["--" + key.replace("_", "-"), path]
-    if timeout != 10.0:
-        argv += ["--timeout", repr(timeout)]
-    if load_timeout != 120.0:
-        argv += ["--load-timeout", repr(load_timeout)]
-    if isolate != "worker":
-        argv += ["--isolate", isolate]
-    for flag, on in (("--strict", strict), ("--deterministic", deterministic), ("-q", quiet)):
-        if on:
-            argv.append(flag)
+    quiet = bool(given.get("quiet"))
 
     with tempfile.TemporaryDirectory(prefix="dlpack-validate-") as tmp:
-        record_path = reports["json"] or os.path.join(tmp, "run.json")
+        record_path = values["json"][0] if "json" in values else os.path.join(tmp, "run.json")
+        values["json"] = [record_path]
         options = {
+            "command": "run",
+            "values": values,
+            "naming": "keywords",
             "subjects": subjects,
-            "filters": filters,
-            "excludes": exclude,
-            "requirements": requirements,
-            "exitfirst": bool(exitfirst),
-            "json": record_path,
-            "timeout": timeout,
-            "load_timeout": load_timeout,
-            "isolate": isolate,
-            "strict": bool(strict),
-            "deterministic": bool(deterministic),
-            "quiet": bool(quiet),
-            "list": False,
             "command_line": [PROG] + argv,
             "worker_command": [sys.executable, "-m", "validator"],
             "preflight": adapters.preflight,
         }
-        for key in ("html", "junit", "summary_md", "baseline", "write_baseline"):
-            options[key] = reports[key]
         # Workers are `sys.executable -m validator`: they must import this very package (it
         # may have come from sys.path, not from site-packages). Restored afterwards.
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,7 +212,7 @@ def run(subjects, *, filters=None, exclude=None, requirements=None, timeout=10.0
         if here not in (old or "").split(os.pathsep):
             os.environ["PYTHONPATH"] = here + (os.pathsep + old if old else "")
         try:
-            with _Redirect(bool(quiet)) as out:
+            with _Redirect(quiet) as out:
                 rc = _dlpack_validate.run(options)
         finally:
             if old is None:

@@ -2,6 +2,7 @@
 // the run continues; load errors are reported.
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
+#include <dlpack_validate/plugin_subject.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <signal.h>
 

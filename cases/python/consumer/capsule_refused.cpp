@@ -24,7 +24,7 @@ void capsule_refused(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.capsule_refused", "used_* and foreign-named capsules are refused without any deleter call")
       .must({"CAP-06"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_takes_any_capsule"})
+      .needs({need::import_legacy}).proven_by({"consumer_takes_any_capsule"})
       .run(capsule_refused);
 }
 

@@ -62,7 +62,7 @@ void capsule_renamed(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.capsule_renamed", "from_dlpack renames the capsule it consumes to used_*")
       .must({"CAP-05", "DEL-02"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_no_rename"})
+      .needs({need::import_legacy}).proven_by({"consumer_no_rename"})
       .run(capsule_renamed);
 }
 

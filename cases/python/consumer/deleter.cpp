@@ -40,7 +40,7 @@ DLPV_CASES {
   Declare("python.consumer.deleter.once",
           "the deleter runs once, after the imported array dies, never while it lives")
       .must({"DEL-02"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_deleter_early"})
+      .needs({need::import_legacy}).proven_by({"consumer_deleter_early"})
       .run(deleter_once);
 }
 
@@ -59,7 +59,7 @@ void deleter_null(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.deleter.null", "a NULL deleter is never called")
       .must({"DEL-03"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_calls_null_deleter"})
+      .needs({need::import_legacy}).proven_by({"consumer_calls_null_deleter"})
       .run(deleter_null);
 }
 

@@ -46,7 +46,7 @@ void device_foreign(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.device.foreign", "a kDLVulkan tensor is refused with BufferError and deleted once")
       .should({"DEV-04", "DEL-08"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_deletes_on_refusal"})
+      .needs({need::import_legacy}).proven_by({"consumer_deletes_on_refusal"})
       .run(device_foreign);
 }
 
@@ -70,7 +70,7 @@ void device_same(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.device.same", "the imported array lives on the producer's device")
       .must({"DEV-07"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_result_flags"})
+      .needs({need::import_legacy}).proven_by({"consumer_result_flags"})
       .run(device_same);
 }
 
@@ -101,7 +101,7 @@ void device_query_first(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.device.query_first", "__dlpack_device__ is called before a stream is passed to __dlpack__")
       .should({"DEV-09"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_device_query_late"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_device_query_late"})
       .run(device_query_first);
 }
 
@@ -153,7 +153,7 @@ void device_cpu(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.device.to_cpu", "from_dlpack(x, device=cpu) of a CUDA array yields its values on the host")
       .must({"DEV-08"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_device_cpu_wraps"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_device_cpu_wraps"})
       .run(device_cpu);
 }
 

@@ -25,7 +25,7 @@ void error_propagated(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.error.propagated", "BufferError from __dlpack__ propagates")
       .must({"ERR-03"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_exception_types"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_exception_types"})
       .run(error_propagated);
 }
 
@@ -68,7 +68,7 @@ void no_methods(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.error.no_methods", "from_dlpack(object()) raises AttributeError")
       .should({"ERR-04"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_accepts_anything"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_accepts_anything"})
       .run(no_methods);
 }
 
@@ -95,7 +95,7 @@ DLPV_CASES {
   Declare("python.consumer.error.rejection_type",
           "a tensor the consumer rejects (unknown dtype) raises BufferError and is deleted once")
       .should({"ERR-07", "DEL-08"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_exception_types", "consumer_deletes_on_refusal"})
+      .needs({need::import_legacy}).proven_by({"consumer_exception_types", "consumer_deletes_on_refusal"})
       .run(rejection_type);
 }
 

@@ -28,7 +28,7 @@ void read_only_flag(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.flags.read_only", "a READ_ONLY tensor imports as a read-only array")
       .should({"FLAG-04"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_result_flags"})
+      .needs({need::import_legacy}).proven_by({"consumer_result_flags"})
       .run(read_only_flag);
 }
 

@@ -85,7 +85,7 @@ DLPV_CASES {
   Declare("python.consumer.kw.copy",
           "from_dlpack(copy=True) never aliases (and may be mutated); copy=False aliases or raises")
       .must({"KW-07", "SEM-02", "DEL-02"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_copy_ignored"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_copy_ignored"})
       .run(copy_keyword);
 }
 
@@ -131,7 +131,7 @@ DLPV_CASES {
   Declare("python.consumer.kw.forwards_copy",
           "from_dlpack forwards copy=True as copy= and device=cpu as dl_device= to __dlpack__")
       .should({"KW-08"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_copy_not_forwarded"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_copy_not_forwarded"})
       .run(forwards_keywords);
 }
 
@@ -150,7 +150,7 @@ void zero_copy(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.kw.zero_copy", "the default import is a view of the producer's memory")
       .must({"KW-09"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_always_copies"})
+      .needs({need::import_legacy}).proven_by({"consumer_always_copies"})
       .run(zero_copy);
 }
 
@@ -201,7 +201,7 @@ DLPV_CASES {
   Declare("python.consumer.kw.any_object",
           "any object with __dlpack__ and __dlpack_device__ imports (no exchange API needed)")
       .must({"KW-10", "XAPI-22"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_rejects_python_classes"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_rejects_python_classes"})
       .run(any_object);
 }
 

@@ -27,7 +27,7 @@ DLPV_CASES {
   Declare("python.consumer.legacy_fallback",
           "a stream-only __dlpack__ is imported after a first call offering max_version")
       .should({"VER-10", "DEL-02"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_no_fallback"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_no_fallback"})
       .run(legacy_fallback);
 }
 
@@ -56,7 +56,7 @@ DLPV_CASES {
   Declare("python.consumer.legacy_fallback.copy",
           "copy=True is never dropped on the legacy fallback (copy or error, never an alias)")
       .should({"VER-11", "DEL-02"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_copy_ignored"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_copy_ignored"})
       .run(legacy_fallback_copy);
 }
 

@@ -56,7 +56,7 @@ void stream_cuda(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.stream.cuda", "a CUDA producer is never given stream 0")
       .must({"STRM-01"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_gpu_streams"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_gpu_streams"})
       .run(stream_cuda);
 }
 
@@ -73,7 +73,7 @@ void stream_rocm(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.stream.rocm", "a ROCm producer is never given stream 1 or 2")
       .must({"STRM-02"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_gpu_streams"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_gpu_streams"})
       .run(stream_rocm);
 }
 
@@ -85,7 +85,7 @@ void stream_cpu(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.stream.cpu", "a CPU producer is given stream=None")
       .must({"STRM-03"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_stream_on_cpu"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_stream_on_cpu"})
       .run(stream_cpu);
 }
 
@@ -122,7 +122,7 @@ void stream_current(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.stream.current", "the stream given to a CUDA producer is the consumer's current stream")
       .must({"STRM-07"}).python()
-      .needs({"import_legacy", "consumer_protocol"}).proven_by({"consumer_stream_not_current"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_stream_not_current"})
       .run(stream_current);
 }
 

@@ -29,7 +29,7 @@ DLPV_CASES {
   Declare("python.consumer.struct_from_name.legacy",
           "a 'dltensor' capsule answering max_version is read as a DLManagedTensor")
       .must({"CAP-09", "VER-05", "DEL-02"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_ignores_capsule_name"})
+      .needs({need::import_legacy}).proven_by({"consumer_ignores_capsule_name"})
       .run(struct_from_name_legacy);
 }
 
@@ -58,7 +58,7 @@ DLPV_CASES {
   Declare("python.consumer.struct_from_name.minor_ahead",
           "a versioned capsule with a minor above the request is imported")
       .must({"VER-05", "CAP-09", "DEL-08"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_rejects_minor_ahead"})
+      .needs({need::import_legacy}).proven_by({"consumer_rejects_minor_ahead"})
       .run(struct_minor_ahead);
 }
 

@@ -38,7 +38,7 @@ DLPV_CASES {
             fmt::format("a versioned tensor stamped {} is refused without reading past its prefix, deleted exactly once",
                         m == "2" ? "2.0" : "0.8"))
         .must({"VER-03", "DEL-08"}).python().label("major", m)
-        .needs({"import_legacy"}).proven_by({"consumer_no_major_check"})
+        .needs({need::import_legacy}).proven_by({"consumer_no_major_check"})
         .run([m](CaseContext& ctx) { other_major(ctx, m); });
   }
 }
@@ -61,7 +61,7 @@ void minor99(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.version.minor99", "a tensor stamped 1.99 is imported")
       .should({"VER-04", "DEL-02"}).python()
-      .needs({"import_legacy"}).proven_by({"consumer_rejects_minor_ahead"})
+      .needs({need::import_legacy}).proven_by({"consumer_rejects_minor_ahead"})
       .run(minor99);
 }
 

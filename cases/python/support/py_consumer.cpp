@@ -34,7 +34,7 @@ bool speaks_versioned(PythonSubject& ps) { return ps.facts().consumer_versioned;
 // Why a consumer takes no versioned capsules, as the load-time probe found it.
 std::string legacy_reason(PythonSubject& ps) {
   const auto& absent = ps.info().absent;
-  auto it = absent.find("import_versioned");
+  auto it = absent.find(need::import_versioned);
   return it != absent.end() ? it->second : "legacy-only consumer: from_dlpack never offers max_version >= (1, 0)";
 }
 

@@ -10,8 +10,8 @@
 
 #include <dlpack_validate/declare.hpp>
 
-#include "probe.hpp"
-#include "python_subject.hpp"
+#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/python_subject.hpp>
 
 namespace dlpv::py_shim {
 

@@ -13,10 +13,6 @@
 #include <string>
 #include <vector>
 
-namespace dlpv {
-struct AppConfig;
-}
-
 namespace dlpv::bench {
 
 struct Settings {
@@ -48,19 +44,14 @@ struct Route {
 };
 
 /// Builds the routes a provider knows for these subjects (all loaded in this process).
-/// Providers for plugin subjects are built in; the Python shim registers its own.
+/// Each kind of subject registers its own (subjects/plugin, subjects/python).
 using RouteProvider = std::function<std::vector<Route>(const std::vector<Subject*>& subjects)>;
 void register_provider(RouteProvider provider);
 
 /// Measure every route for `subjects` in this process: the bench section's "calibration" and
-/// "routes" (README, "Benchmarks"). `progress(route_id)` is called before each route.
+/// "routes" (docs/bench.md). `progress(route_id)` is called before each route.
 nlohmann::ordered_json measure(const std::vector<Subject*>& subjects, const Settings& settings,
                                const std::function<void(const std::string&)>& progress = {});
-
-/// `bench SUBJECT...` from parsed options: measure (in a worker process unless
-/// --isolate=none), compare with --bench-baseline, and return the run record holding the
-/// "bench" section. Throws BadInput.
-nlohmann::ordered_json run_bench(const AppConfig& config);
 
 /// The worker side of the `bench SETTINGS_JSON` command (harness/src/worker.cpp).
 nlohmann::json worker_bench(const std::vector<Subject*>& subjects, const std::string& settings_json,

@@ -92,6 +92,11 @@ struct CaseHarnessError { std::string message; };
 
 /// What a running case sees. Every verdict goes through here so that the status is always
 /// the worst thing observed, and a case that observed nothing ends as `error`, not `pass`.
+/// The engine's time limits when nobody sets them: a case (--timeout) and loading a subject
+/// (--load-timeout). The options table (app/src/options.cpp) takes its defaults from here.
+inline constexpr double kDefaultCaseTimeoutS = 10.0;
+inline constexpr double kDefaultLoadTimeoutS = 120.0;
+
 /// The time the supervisor gives this case (DLPV_CASE_TIMEOUT_S, set for each worker; 10 s
 /// when unset, as in-process). A case that waits on a helper process waits at most this long,
 /// never on a constant of its own.

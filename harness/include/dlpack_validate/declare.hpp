@@ -1,16 +1,21 @@
 // harness/include/dlpack_validate/declare.hpp: the one way a case is declared. A case file
 // writes its body, then right under it a DLPV_CASES block that declares the case (or its
-// family, in a loop) with a Declare chain:
+// family, over named axes) with a Declare chain:
 //
 //   void body(CaseContext& ctx) { ... ctx.versioned() ... ctx.dtype() ... }
 //   DLPV_CASES {
-//     for (StructKind k : {StructKind::versioned, StructKind::legacy})
-//       Declare(fmt::format("producer.flags.read_only.{}", to_string(k)), "...")
-//           .must({"FLAG-03"}).role(Role::producer).kind(k).dtype(float32()).layout(DLPV_LAYOUT_CONTIGUOUS)
-//           .needs({"export_versioned"}).proven_by({"read_only_unflagged"})
-//           .run(body);
+//     Declare("consumer.layout", "{kind} import of a {layout} float32 tensor reads back right")
+//         .must({"LAYOUT-01", "DEL-02"}).role(Role::consumer).dtype("float32").device(kCpu0)
+//         .combine("layout", {"fortran", "strided"}).combine("kind", {"versioned", "legacy"})
+//         .needs({need::read_array, need::release_array}).proven_by({"ignore_strides"})
+//         .run(body);
 //   }
 //
+// Each axis multiplies the family: one case per combination, its id the base id plus one
+// segment per axis in the order combined, the struct kind last (consumer.layout.fortran.legacy).
+// The title's {axis} placeholders ({kind}, {dtype}, {layout}, {shape}, {device} or any label
+// axis) are filled per case. The struct-kind axis adds the capability its role needs
+// (import_<kind> for consumers, export_<kind> otherwise) in front of the declared needs.
 // Parameters are values (struct kind, dtype, layout, device); the record's text parameters are
 // rendered from them, so reports and baselines see the same strings as before. proven_by names
 // the fixtures (reference-plugin mutants, fake-array variants, hostile libraries) whose rows in
@@ -23,6 +28,7 @@
 #include <dlpack/dlpack.h>
 
 #include <array>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -49,6 +55,21 @@ const std::vector<Sample>& rule_samples();
 /// (constexpr: declarations run from static initialisers of other files.)
 inline constexpr std::array<StructKind, 2> kBothKinds{StructKind::versioned, StructKind::legacy};
 
+/// The capabilities a case can need (subject.hpp's kCapabilities), by name: a misspelt need is
+/// a compile error, not a case that skips forever.
+namespace need {
+inline constexpr const char* export_versioned = "export_versioned";
+inline constexpr const char* export_legacy = "export_legacy";
+inline constexpr const char* import_versioned = "import_versioned";
+inline constexpr const char* import_legacy = "import_legacy";
+inline constexpr const char* read_array = "read_array";
+inline constexpr const char* is_writable = "is_writable";
+inline constexpr const char* release_array = "release_array";
+inline constexpr const char* exchange_api = "exchange_api";
+inline constexpr const char* copy_keyword = "copy_keyword";
+inline constexpr const char* consumer_protocol = "consumer_protocol";
+}  // namespace need
+
 /// The capability a case needs to import (export) a struct of kind k: import_versioned ...
 const char* import_need(StructKind k);
 const char* export_need(StructKind k);
@@ -65,6 +86,8 @@ inline constexpr CaseDevice kCpu0{{kDLCPU, 0}, "cpu:0"};
 class Declare {
  public:
   Declare(std::string id, std::string title, const char* file = __builtin_FILE());
+
+  Declare& title(std::string title);  ///< replaces the title (an axis value adding words)
 
   /// Severity and requirement ids (the first one decides the case's area).
   Declare& must(std::vector<std::string> requirements);
@@ -94,19 +117,30 @@ class Declare {
   /// The fixtures whose planted bug this case catches (names in tests/proofs/*.tsv).
   Declare& proven_by(std::vector<std::string> fixtures);
 
-  /// One case per struct kind: the id gains ".versioned"/".legacy" and the needs gain
-  /// export_<kind> (import_<kind> for consumer cases).
-  Declare& per_kind(std::initializer_list<StructKind> kinds) {
-    per_kind_.assign(kinds.begin(), kinds.end());
-    return *this;
-  }
-  Declare& per_kind(const std::array<StructKind, 2>& kinds) {
-    per_kind_.assign(kinds.begin(), kinds.end());
-    return *this;
-  }
-  /// A per-tensor rule: besides the float32 3x4 case, one per rule sample
+  /// A named axis: one case per value. Known axes set the parameter of that name: "kind"
+  /// (versioned, legacy), "dtype" (catalogue names), "layout" (layout names; a name that is no
+  /// DLPV_LAYOUT_* is shown as a label), "shape" (catalogue shapes), "sample" (a tensor named by
+  /// one word: a rule_samples() name, a dtype (3x4) or a shape (float32); "" adds no segment and
+  /// keeps the declared tensor). Any other axis is a label the
+  /// record shows (read back by the body through CaseContext::info().params).
+  Declare& combine(const std::string& axis, std::vector<std::string> values);
+  /// An axis whose values also set more than their parameter: `apply(declare, value)` runs on
+  /// each case's own declaration after the value is set (a severity, a device, a label).
+  using AxisApply = std::function<void(Declare&, const std::string& value)>;
+  Declare& combine(const std::string& axis, std::vector<std::string> values, AxisApply apply);
+  /// Runs on each case's own declaration once every axis is set (requirements that depend on
+  /// several parameters at once).
+  Declare& each(std::function<void(Declare&)> per_case);
+
+  /// Sugar: .combine("kind", ...) over these struct kinds.
+  Declare& per_kind(const std::array<StructKind, 2>& kinds);
+  Declare& per_kind(std::initializer_list<StructKind> kinds);
+  /// Sugar: a per-tensor rule: besides the float32 3x4 case, one per rule sample
   /// (`<id>.<sample>[.<kind>]`); `about_data` leaves out the sample with no element.
   Declare& per_sample(bool about_data = false);
+
+  /// What the declaration holds so far (for each() and AxisApply).
+  const CaseInfo& info() const { return info_; }
 
   /// Registers the case(s) with `body`.
   void run(CaseBody body);
@@ -114,10 +148,16 @@ class Declare {
   std::vector<CaseInfo> records(CaseBody body) const;
 
  private:
+  struct Axis {
+    std::string name;
+    std::vector<std::string> values;
+    AxisApply apply;
+  };
+  void set_axis_value(const std::string& axis, const std::string& value);
+  bool has_axis(const std::string& name) const;
   CaseInfo info_;
-  std::vector<StructKind> per_kind_;
-  bool per_sample_ = false;
-  bool about_data_ = false;
+  std::vector<Axis> axes_;
+  std::vector<std::function<void(Declare&)>> each_;
 };
 
 }  // namespace dlpv

@@ -18,10 +18,10 @@ const char* to_string(Isolation i);
 struct RunOptions {
   std::vector<std::string> subject_paths;
   std::vector<std::string> filters;  ///< globs over case ids; empty = all
-  double timeout_s = 10.0;
+  double timeout_s = kDefaultCaseTimeoutS;
   /// Loading a subject in a worker (dlopen or import, and the load-time probes) has its own
   /// deadline, apart from case time: a slow import is not a case's timeout.
-  double load_timeout_s = 120.0;
+  double load_timeout_s = kDefaultLoadTimeoutS;
   Isolation isolation = Isolation::worker;
   /// Command that starts a worker; "--internal-worker" and the subject specs are appended
   /// (the CLI: {/proc/self/exe}; the Python shim: {python, -m, validator}).
@@ -100,6 +100,9 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
 /// Throws SubjectLoadError when a subject cannot be loaded cleanly.
 std::string bench_in_worker(const RunOptions& options, const std::string& settings_json, double route_timeout_s,
                             RunResult& run);
+
+/// The current UTC time as the run record writes it (ISO 8601).
+std::string iso_now();
 
 /// Run one case in this process (what a worker does per case). Missing capabilities and a
 /// legacy-only subject turn into reasoned skips here.

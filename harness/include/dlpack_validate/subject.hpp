@@ -85,11 +85,4 @@ using LoadStepHook = void (*)(const char* step);
 void set_load_step_hook(LoadStepHook hook);
 void load_step(const char* step);
 
-/// Load a plugin with dlopen(RTLD_NOW | RTLD_LOCAL) and check its table (ABI version, name).
-std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index);
-
-/// Checks a path before anything loads it: exists, regular file, ELF, 64-bit, this
-/// machine's architecture. Returns an empty string when fine, else the one-line reason.
-std::string preflight_shared_object(const std::string& path);
-
 }  // namespace dlpv

@@ -1,4 +1,4 @@
-// adapters/libtorch/dlpv_libtorch.cpp: a dlpack-validate plugin over libtorch's own DLPack
+// plugins/libtorch/dlpv_libtorch.cpp: a dlpack-validate plugin over libtorch's own DLPack
 // code (at::toDLPack / at::fromDLPack), so the suite judges what PyTorch's C++ library really
 // does. Built only when CMake finds libtorch. No C++ exception crosses the plugin ABI.
 // SPDX-License-Identifier: Apache-2.0

@@ -1,4 +1,4 @@
-// harness/src/app.cpp: select -> check inputs -> run -> record -> write -> summarise.
+// app/src/app.cpp: select -> check inputs -> run -> record -> write -> summarise.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
 #include <dlpack_validate/bench.hpp>
@@ -216,13 +216,12 @@ int list_json(const std::vector<const CaseInfo*>& selected, const std::string& p
 }  // namespace
 
 int run_app(const AppConfig& cfg) {
-  if (!(cfg.timeout_s > 0)) throw BadInput{"--timeout must be a positive number of seconds"};
-  if (!(cfg.load_timeout_s > 0)) throw BadInput{"--load-timeout must be a positive number of seconds"};
+  // Option values were checked against the options table (options::config_from).
   const Isolation isolation = parse_isolation(cfg.isolate);
   if (cfg.bench) {
     if (cfg.subjects.empty()) throw BadInput{"bench: no subject given (see --help)"};
     const auto baseline = check_inputs(cfg);
-    nlohmann::ordered_json record = bench::run_bench(cfg);
+    nlohmann::ordered_json record = run_bench(cfg);
     return finish(record, cfg, baseline);
   }
   std::vector<const CaseInfo*> selected;

@@ -1,9 +1,9 @@
-// harness/src/plugin_subject.cpp: a plugin .so as a subject. Loaded only in worker
+// subjects/plugin/src/plugin_subject.cpp: a plugin .so as a subject. Loaded only in worker
 // processes (the supervisor runs preflight_shared_object, which reads the file but never
 // maps it for execution).
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
-#include <dlpack_validate/subject.hpp>
+#include <dlpack_validate/plugin_subject.hpp>
 #include <dlpack_validate/tensor.hpp>
 #include <elf.h>
 #include <fcntl.h>
@@ -17,18 +17,6 @@
 #include <cstring>
 
 namespace dlpv {
-
-bool SubjectInfo::has(const std::string& capability) const {
-  for (const auto& c : capabilities)
-    if (c == capability) return true;
-  return false;
-}
-
-std::string SubjectInfo::version_text() const {
-  // 0.0 means "a pre-1.0 protocol of unknown minor" (a Python package without max_version).
-  if (dlpack_version.major == 0 && dlpack_version.minor == 0) return "0.x";
-  return fmt::format("{}.{}", dlpack_version.major, dlpack_version.minor);
-}
 
 std::string preflight_shared_object(const std::string& path) {
   struct stat st{};
@@ -129,15 +117,6 @@ thread_local bool PluginSubject::t_not_sent = false;
 thread_local std::string PluginSubject::t_not_sent_why;
 
 }  // namespace
-
-namespace {
-LoadStepHook g_load_step_hook = nullptr;
-}  // namespace
-
-void set_load_step_hook(LoadStepHook hook) { g_load_step_hook = hook; }
-void load_step(const char* step) {
-  if (g_load_step_hook) g_load_step_hook(step);
-}
 
 std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index) {
   char resolved[PATH_MAX];

@@ -1,6 +1,6 @@
-// python_shim/src/python_subject.cpp: the Subject interface over a Python adapter.
+// subjects/python/src/python_subject.cpp: the Subject interface over a Python adapter.
 // SPDX-License-Identifier: Apache-2.0
-#include "python_subject.hpp"
+#include <dlpack_validate/python_subject.hpp>
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "probe.hpp"
+#include <dlpack_validate/probe.hpp>
 
 namespace dlpv::py_shim {
 

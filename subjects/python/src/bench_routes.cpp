@@ -1,4 +1,4 @@
-// python_shim/src/bench_python.cpp: bench routes of Python subjects (built into the Python shim's
+// subjects/python/src/bench_routes.cpp: bench routes of Python subjects (built into the Python shim's
 // extension module, where it registers itself with dlpv::bench). Every operation is made with
 // the GIL held, through the CPython C API, as a C extension consuming DLPack would; during a
 // route's measurement the cyclic GC is paused, as Python's timeit does.
@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "python_subject.hpp"
+#include <dlpack_validate/python_subject.hpp>
 
 namespace dlpv::py_shim {
 namespace {

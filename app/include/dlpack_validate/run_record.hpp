@@ -1,4 +1,4 @@
-// harness/include/dlpack_validate/run_record.hpp: the canonical JSON run record
+// app/include/dlpack_validate/run_record.hpp: the canonical JSON run record
 // (docs/run-record.md) built from a finished run. Every report renders from it.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -19,8 +19,8 @@ struct RecordOptions {
   std::vector<std::string> excludes;      ///< shown in the record only when given
   std::vector<std::string> requirements;  ///< shown in the record only when given
   bool exitfirst = false;                 ///< shown in the record only when given
-  double timeout_s = 10.0;
-  double load_timeout_s = 120.0;
+  double timeout_s = kDefaultCaseTimeoutS;
+  double load_timeout_s = kDefaultLoadTimeoutS;
   Isolation isolation = Isolation::worker;
   bool strict = false;
   bool deterministic = false;  ///< no timestamps, durations, hostnames

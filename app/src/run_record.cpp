@@ -1,4 +1,4 @@
-// harness/src/run_record.cpp: RunResult -> canonical JSON (docs/run-record.md).
+// app/src/run_record.cpp: RunResult -> canonical JSON (docs/run-record.md).
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
 #include <dlpack_validate/reports.hpp>

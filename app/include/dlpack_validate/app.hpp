@@ -1,9 +1,11 @@
-// harness/include/dlpack_validate/app.hpp: one validation run from parsed options to exit
+// app/include/dlpack_validate/app.hpp: one validation run from parsed options to exit
 // code, shared by the dlpack-validate CLI and `python -m validator` so both behave alike.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/runner.hpp>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <string>
@@ -19,6 +21,8 @@ struct BadInput {
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;
 
+/// One run's configuration. The front-ends get it from options::config_from (options.hpp),
+/// which fills every option from the options table; the defaults below are the table's.
 struct AppConfig {
   std::vector<std::string> subjects;   ///< LIB.so paths or Python package names
   std::vector<std::string> filters;
@@ -31,8 +35,8 @@ struct AppConfig {
   std::string summary_md_path;
   std::string baseline_path;        ///< expected results (xfail/xpass, stale entries)
   std::string write_baseline_path;  ///< write a baseline accepting this run's failures
-  double timeout_s = 10.0;
-  double load_timeout_s = 120.0;       ///< loading a subject (--load-timeout), apart from case time
+  double timeout_s = kDefaultCaseTimeoutS;
+  double load_timeout_s = kDefaultLoadTimeoutS;  ///< loading a subject (--load-timeout), apart from case time
   std::string isolate = "worker";      ///< worker | case | none
   bool strict = false;
   bool deterministic = false;
@@ -47,11 +51,11 @@ struct AppConfig {
   std::string kind = "plugin";
   /// `bench` (dlpack_validate/bench.hpp): time the exchange routes instead of running cases.
   bool bench = false;
-  long long bench_iterations = 0;    ///< per batch; 0 = sized automatically
-  int bench_batches = 21;
-  double bench_batch_ms = 5.0;       ///< batch length when bench_iterations is 0
+  long long bench_iterations = bench::Settings{}.iterations;  ///< per batch; 0 = sized automatically
+  int bench_batches = bench::Settings{}.batches;
+  double bench_batch_ms = bench::Settings{}.target_batch_ms;  ///< batch length when bench_iterations is 0
   std::string bench_baseline_path;   ///< earlier record (or its bench section) to compare with
-  double bench_threshold = 1.5;      ///< net median above baseline x threshold = a warning
+  double bench_threshold = 1.5;      ///< net median above baseline x threshold = a warning (the table's default)
 };
 
 /// Runs (or lists) and returns the exit code; throws BadInput for bad input.
@@ -60,6 +64,10 @@ int run_app(const AppConfig& config);
 /// `report RUN.json`: re-render reports from a saved record (optionally judged against a
 /// baseline). Returns the record's exit code; throws BadInput.
 int run_report(const AppConfig& config, const std::string& record_path);
+
+/// `bench SUBJECT...`: measure (in a worker process unless --isolate=none), compare with
+/// --bench-baseline, and return the run record holding the "bench" section. Throws BadInput.
+nlohmann::ordered_json run_bench(const AppConfig& config);
 
 /// run_app with the error channels mapped to exit codes and one-line messages (prefix
 /// "dlpack-validate: error: ..." / "... internal error: ...").

@@ -1,10 +1,10 @@
-// python_shim/src/probe.hpp: the shim's own scripted producer (checklist T-FAKE): a C++
+// subjects/python/include/dlpack_validate/probe.hpp: the shim's own scripted producer (checklist T-FAKE): a C++
 // object with __dlpack__ / __dlpack_device__ that hands a validator-made tensor to the
 // consumer under test in a capsule, and records every call with its keyword arguments.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "python_subject.hpp"
+#include <dlpack_validate/python_subject.hpp>
 
 namespace dlpv::py_shim {
 

@@ -1,6 +1,6 @@
-// python_shim/src/probe.cpp
+// subjects/python/src/probe.cpp
 // SPDX-License-Identifier: Apache-2.0
-#include "probe.hpp"
+#include <dlpack_validate/probe.hpp>
 #include <dlpack_validate/tensor.hpp>
 
 #include <cstring>

@@ -1,0 +1,186 @@
+// app/src/options.cpp: the options table (options.hpp) and the one place values are checked.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/bench.hpp>
+#include <dlpack_validate/options.hpp>
+#include <dlpack_validate/runner.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace dlpv::options {
+
+namespace {
+constexpr unsigned kAll = kRun | kBench | kReport;
+constexpr unsigned kRunBench = kRun | kBench;
+}  // namespace
+
+const std::vector<Spec>& table() {
+  // The defaults of the time limits are the engine's (runner.hpp), written there once.
+  static const std::string timeout = fmt::format("{:g}", kDefaultCaseTimeoutS);
+  static const std::string load_timeout = fmt::format("{:g}", kDefaultLoadTimeoutS);
+  static const bench::Settings bench_defaults;
+  static const std::string iterations = fmt::format("{}", bench_defaults.iterations);
+  static const std::string batches = fmt::format("{}", bench_defaults.batches);
+  static const std::string batch_ms = fmt::format("{:g}", bench_defaults.target_batch_ms);
+  static const std::vector<Spec> rows = {
+      {"list", "", "", Type::flag, "", 0, false, "", "", kRun, "list the selected cases and exit"},
+      {"filter", "", "filters", Type::globs, "", 0, false, "", "GLOB", kRun,
+       "run only cases whose id matches GLOB (repeatable)"},
+      {"exclude", "", "exclude", Type::globs, "", 0, false, "", "GLOB", kRun,
+       "leave out cases whose id matches GLOB (repeatable)"},
+      {"requirement", "", "requirements", Type::globs, "", 0, false, "", "ID", kRun,
+       "run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)"},
+      {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
+       "stop after the first unexpected result (the cases left are listed once as not run)"},
+      {"json", "", "json", Type::path, "", 0, false, "", "PATH", kAll,
+       "write the canonical JSON run record to PATH ('-': stdout, the summary then goes to stderr; "
+       "with --list: the declarations)"},
+      {"html", "", "html", Type::path, "", 0, false, "", "PATH", kAll, "write a self-contained HTML report to PATH"},
+      {"junit", "", "junit", Type::path, "", 0, false, "", "PATH", kAll, "write JUnit XML to PATH"},
+      {"summary_md", "", "summary_md", Type::path, "", 0, false, "", "PATH", kAll,
+       "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)"},
+      {"baseline", "", "baseline", Type::path, "", 0, false, "", "PATH", kAll,
+       "expected results (JSON): matching failures become xfail, passes xpass"},
+      {"write_baseline", "", "write_baseline", Type::path, "", 0, false, "", "PATH", kAll,
+       "write a baseline that accepts this run's unexpected results to PATH"},
+      {"timeout", "", "timeout", Type::seconds, timeout.c_str(), 0, false, "", "S", kRunBench,
+       "per-case time limit in seconds (bench: per route, beyond its expected length); a case that "
+       "times out is run once more alone, with twice the time, before it is reported"},
+      {"load_timeout", "", "load_timeout", Type::seconds, load_timeout.c_str(), 0, false, "", "S", kRun,
+       "time limit in seconds for loading a subject in a worker (dlopen, or import and its probes), "
+       "apart from case time"},
+      {"isolate", "", "isolate", Type::choice, "worker", 0, false, "worker|case|none", "MODE", kRunBench,
+       "worker (a reused worker process, or interpreter), case (one per case) or none "
+       "(in-process, for debugging)"},
+      {"strict", "", "strict", Type::flag, "", 0, false, "", "", kAll,
+       "warnings and unexpected passes count as failures"},
+      {"deterministic", "", "deterministic", Type::flag, "", 0, false, "", "", kRunBench,
+       "omit timestamps, durations and host names from the record (golden files)"},
+      {"quiet", "-q", "quiet", Type::flag, "", 0, false, "", "", kAll, "print only the verdict line"},
+      {"iterations", "", "", Type::whole, iterations.c_str(), 0, true, "", "N", kBench,
+       "operations per batch (0: sized to about --batch-ms per batch)"},
+      {"batches", "", "", Type::whole, batches.c_str(), 1, true, "", "N", kBench, "measured batches per route"},
+      {"batch_ms", "", "", Type::number, batch_ms.c_str(), 0, false, "", "MS", kBench,
+       "batch length when --iterations is 0, in milliseconds"},
+      {"bench_baseline", "", "", Type::path, "", 0, false, "", "PATH", kBench,
+       "an earlier run record (or its bench section): a route whose net median exceeds the baseline's "
+       "x threshold is a warning (fails only with --strict)"},
+      {"bench_threshold", "", "", Type::number, "1.5", 1, false, "", "X", kBench,
+       "regression threshold ratio"},
+  };
+  return rows;
+}
+
+const Spec* find(const std::string& name) {
+  for (const Spec& s : table())
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+std::string help_of(const Spec& spec) {
+  const bool shows_default = *spec.fallback && spec.type != Type::flag && spec.type != Type::path &&
+                             spec.type != Type::globs;
+  return shows_default ? fmt::format("{} (default {})", spec.help, spec.fallback) : std::string(spec.help);
+}
+
+std::string flag_of(const Spec& spec) {
+  std::string flag = std::string("--") + spec.name;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+namespace {
+
+bool parse_number(const std::string& text, double& out) {
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(out);
+}
+
+std::string choices_text(const Spec& spec) {
+  std::string out;
+  for (const char* c = spec.choices; *c; ++c) out += *c == '|' ? std::string(", ") : std::string(1, *c);
+  return out;
+}
+
+}  // namespace
+
+std::string check(const Spec& spec, const std::string& text) {
+  double v = 0;
+  switch (spec.type) {
+    case Type::flag:
+    case Type::path:
+    case Type::globs:
+      return {};
+    case Type::seconds:
+      return parse_number(text, v) && v > 0 ? "" : "'" + text + "' is not a positive number of seconds";
+    case Type::number:
+      if (parse_number(text, v) && (spec.inclusive ? v >= spec.floor : v > spec.floor)) return {};
+      return fmt::format("'{}' is not a number {} {:g}", text, spec.inclusive ? "at or above" : "above", spec.floor);
+    case Type::whole:
+      if (parse_number(text, v) && v >= spec.floor && v == std::floor(v) && v < 1e15) return {};
+      return fmt::format("'{}' is not a whole number >= {:g}", text, spec.floor);
+    case Type::choice: {
+      const std::string all = std::string("|") + spec.choices + "|";
+      if (!text.empty() && text.find('|') == std::string::npos && all.find("|" + text + "|") != std::string::npos)
+        return {};
+      return fmt::format("'{}' is not one of {}", text, choices_text(spec));
+    }
+  }
+  return {};
+}
+
+AppConfig config_from(const Values& values, Naming naming) {
+  for (const auto& [name, texts] : values)
+    if (!find(name)) throw std::logic_error("options: no option named '" + name + "'");
+  auto name_of = [&](const Spec& s) { return naming == Naming::flags ? flag_of(s) : std::string(s.keyword); };
+  // The checked text of a single-valued option (its default when absent).
+  auto one = [&](const char* name) -> std::string {
+    const Spec& s = *find(name);
+    auto it = values.find(name);
+    if (it == values.end() || it->second.empty()) return s.fallback;
+    if (it->second.size() > 1 && s.type != Type::flag)
+      throw BadInput{fmt::format("{} given {} times (once at most)", name_of(s), it->second.size())};
+    const std::string& text = it->second.back();
+    if (std::string why = check(s, text); !why.empty()) throw BadInput{name_of(s) + ": " + why};
+    return text;
+  };
+  auto on = [&](const char* name) {
+    auto it = values.find(name);
+    return it != values.end() && !it->second.empty() && it->second.back() != "0" && it->second.back() != "false";
+  };
+  auto many = [&](const char* name) {
+    auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>() : it->second;
+  };
+  AppConfig cfg;
+  cfg.list = on("list");
+  cfg.filters = many("filter");
+  cfg.excludes = many("exclude");
+  cfg.requirements = many("requirement");
+  cfg.exitfirst = on("exitfirst");
+  cfg.json_path = one("json");
+  cfg.html_path = one("html");
+  cfg.junit_path = one("junit");
+  cfg.summary_md_path = one("summary_md");
+  cfg.baseline_path = one("baseline");
+  cfg.write_baseline_path = one("write_baseline");
+  cfg.timeout_s = std::strtod(one("timeout").c_str(), nullptr);
+  cfg.load_timeout_s = std::strtod(one("load_timeout").c_str(), nullptr);
+  cfg.isolate = one("isolate");
+  cfg.strict = on("strict");
+  cfg.deterministic = on("deterministic");
+  cfg.quiet = on("quiet");
+  cfg.bench_iterations = std::strtoll(one("iterations").c_str(), nullptr, 10);
+  cfg.bench_batches = static_cast<int>(std::strtol(one("batches").c_str(), nullptr, 10));
+  cfg.bench_batch_ms = std::strtod(one("batch_ms").c_str(), nullptr);
+  cfg.bench_baseline_path = one("bench_baseline");
+  cfg.bench_threshold = std::strtod(one("bench_threshold").c_str(), nullptr);
+  return cfg;
+}
+
+}  // namespace dlpv::options

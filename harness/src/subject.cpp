@@ -1,0 +1,30 @@
+// harness/src/subject.cpp: what every kind of subject shares (subject.hpp): its info's
+// capability questions and the load-step hook its loader announces steps through.
+// SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/subject.hpp>
+#include <fmt/format.h>
+
+namespace dlpv {
+
+bool SubjectInfo::has(const std::string& capability) const {
+  for (const auto& c : capabilities)
+    if (c == capability) return true;
+  return false;
+}
+
+std::string SubjectInfo::version_text() const {
+  // 0.0 means "a pre-1.0 protocol of unknown minor" (a Python package without max_version).
+  if (dlpack_version.major == 0 && dlpack_version.minor == 0) return "0.x";
+  return fmt::format("{}.{}", dlpack_version.major, dlpack_version.minor);
+}
+
+namespace {
+LoadStepHook g_load_step_hook = nullptr;
+}  // namespace
+
+void set_load_step_hook(LoadStepHook hook) { g_load_step_hook = hook; }
+void load_step(const char* step) {
+  if (g_load_step_hook) g_load_step_hook(step);
+}
+
+}  // namespace dlpv

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""tests/python/check_options.py: one options table, three front-ends. Every row of
+validator.options() appears in `dlpack-validate --help` (or `bench --help` for bench-only
+rows) and in `python -m validator --help` (`bench --help`, `report --help`) with the same help
+text, every keyword row is a validator.run keyword, and a bad value is refused by the same
+check with the same words on both command lines and through validator.run."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def flat(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--validator", required=True)
+    args = ap.parse_args()
+    import validator
+    problems = []
+    table = validator.options()
+    py = [sys.executable, "-m", "validator"]
+    helps = {
+        ("cli", "run"): subprocess.run([args.validator, "--help"], capture_output=True, text=True).stdout,
+        ("cli", "bench"): subprocess.run([args.validator, "bench", "--help"], capture_output=True, text=True).stdout,
+    }
+    for cmd in ("run", "bench", "report"):
+        argv = py + ([] if cmd == "run" else [cmd]) + ["--help"]
+        helps[("py", cmd)] = subprocess.run(argv, capture_output=True, text=True).stdout
+    for o in table:
+        cli_help = helps[("cli", "bench" if o["commands"] == ["bench"] else "run")]
+        if o["flag"] not in cli_help:
+            problems.append(f"{o['flag']}: not in dlpack-validate's help")
+        # CLI11 and argparse wrap differently: compare with whitespace folded.
+        if flat(o["help"])[:60] not in flat(cli_help):
+            problems.append(f"{o['flag']}: the CLI's help text is not the table's")
+        for cmd in o["commands"]:
+            if o["flag"] not in helps[("py", cmd)]:
+                problems.append(f"{o['flag']}: not in python -m validator {cmd} --help")
+            elif flat(o["help"])[:60] not in flat(helps[("py", cmd)]):
+                problems.append(f"{o['flag']}: python -m validator {cmd}'s help text is not the table's")
+    # A bad value: the same words from all three.
+    bad = {"timeout": "abc", "isolate": "bogus"}
+    for name, value in bad.items():
+        row = next(o for o in table if o["name"] == name)
+        c = subprocess.run([args.validator, row["flag"], value, "x.so"], capture_output=True, text=True)
+        p = subprocess.run(py + [row["flag"], value, "numpy"], capture_output=True, text=True)
+        words = f"'{value}' is not"
+        for who, proc in (("dlpack-validate", c), ("python -m validator", p)):
+            if proc.returncode != 2 or words not in proc.stderr:
+                problems.append(f"{who} {row['flag']} {value}: exit {proc.returncode}, {proc.stderr.strip()!r}")
+        try:
+            validator.run(["numpy"], **{row["keyword"]: value})
+            problems.append(f"validator.run({row['keyword']}={value!r}): no BadInput")
+        except validator.BadInput as e:
+            if words not in str(e) or row["keyword"] not in str(e):
+                problems.append(f"validator.run({row['keyword']}={value!r}): {e}")
+    # The users' page names every option (docs/usage.md, docs/bench.md for bench's own).
+    here = os.path.dirname(os.path.abspath(__file__))
+    docs = "".join(open(os.path.join(here, "..", "..", "docs", f)).read() for f in ("usage.md", "bench.md"))
+    for o in table:
+        if o["flag"] not in docs:
+            problems.append(f"{o['flag']}: not in docs/usage.md or docs/bench.md")
+    try:
+        validator.run(["numpy"], no_such_option=1)
+        problems.append("validator.run(no_such_option=1): accepted")
+    except TypeError:
+        pass
+    for p in problems:
+        print("FAIL:", p)
+    print(f"{len(table)} options checked in 3 front-ends; {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

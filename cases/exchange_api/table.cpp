@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include <cstdlib>
+#include <set>
 #include <thread>
 #include <string>
 
@@ -47,16 +48,31 @@ DLPV_CASES {
       .run(table_static);
 }
 
+// Every major-1 table of the chain, not only the first: a consumer that stops at an older
+// table it prefers calls that table's functions (tables of another major have an unknown
+// layout and are not read).
 void required_pointers(CaseContext& ctx) {
   const DLPackExchangeAPI* api = table_or_skip(ctx);
-  const std::pair<const char*, bool> fields[] = {
-      {"managed_tensor_allocator", api->managed_tensor_allocator != nullptr},
-      {"managed_tensor_from_py_object_no_sync", api->managed_tensor_from_py_object_no_sync != nullptr},
-      {"managed_tensor_to_py_object_no_sync", api->managed_tensor_to_py_object_no_sync != nullptr},
-      {"current_work_stream", api->current_work_stream != nullptr}};
-  for (const auto& [name, present] : fields)
-    ctx.check(present, "XAPI-08", std::string(name) + " is non-NULL (required by the header)",
-              "non-NULL", "NULL");
+  std::set<const void*> visited;
+  int depth = 0;
+  for (const DLPackExchangeAPIHeader* node = &api->header; node && visited.insert(node).second && depth < 16;
+       ++depth) {
+    DLPackExchangeAPI t{};
+    if (!safe_read(node, &t, sizeof t)) break;  // exchange_api.prev_api.chain reports it
+    node = t.header.prev_api;
+    if (t.header.version.major != 1) continue;
+    const std::string where =
+        depth == 0 ? std::string() : fmt::format(" in the prev_api table {}.{} (depth {})", t.header.version.major,
+                                                 t.header.version.minor, depth);
+    const std::pair<const char*, bool> fields[] = {
+        {"managed_tensor_allocator", t.managed_tensor_allocator != nullptr},
+        {"managed_tensor_from_py_object_no_sync", t.managed_tensor_from_py_object_no_sync != nullptr},
+        {"managed_tensor_to_py_object_no_sync", t.managed_tensor_to_py_object_no_sync != nullptr},
+        {"current_work_stream", t.current_work_stream != nullptr}};
+    for (const auto& [name, present] : fields)
+      ctx.check(present, "XAPI-08", std::string(name) + " is non-NULL (required by the header)" + where,
+                "non-NULL", "NULL");
+  }
   ctx.note(api->dltensor_from_py_object_no_sync ? "dltensor_from_py_object_no_sync provided"
                                                 : "dltensor_from_py_object_no_sync is NULL (optional)");
 }
@@ -65,7 +81,7 @@ DLPV_CASES {
   Declare("exchange_api.table.required_pointers", "the four required function pointers are non-NULL")
       .must({"XAPI-08"}).role(Role::exchange_api)
       .needs({need::exchange_api})
-      .proven_by({"xapi_null_allocator"})
+      .proven_by({"xapi_null_allocator", "xapi_prev_null_pointers"})
       .run(required_pointers);
 }
 

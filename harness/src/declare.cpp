@@ -16,6 +16,7 @@ std::vector<int64_t> shape_named(const std::string& name) {
   if (name == "ones") return {1, 1, 3};
   if (name == "one") return {1};
   if (name == "ndim3") return {2, 3, 4};
+  if (name == "large") return {1024, 1024};  // 1 Mi elements: bugs that only large arrays meet
   if (name == "ndim32") {  // 32 dimensions, 8 elements
     std::vector<int64_t> s(32, 1);
     s[3] = s[17] = s[31] = 2;
@@ -144,8 +145,12 @@ Declare& Declare::combine(const std::string& axis, std::vector<std::string> valu
 Declare& Declare::combine(const std::string& axis, std::vector<std::string> values, AxisApply apply) {
   for (const Axis& a : axes_)
     if (a.name == axis) bad_declaration(info_.id, "axis " + axis + " combined twice");
-  if (values.empty()) bad_declaration(info_.id, "axis " + axis + " has no value");
+  if (values.empty() || values.size() > 63) bad_declaration(info_.id, "axis " + axis + " needs 1 to 63 values");
   axes_.push_back({axis, std::move(values), std::move(apply)});
+  return *this;
+}
+Declare& Declare::pairwise() {
+  pairwise_ = true;
   return *this;
 }
 Declare& Declare::each(std::function<void(Declare&)> per_case) {
@@ -248,18 +253,17 @@ std::vector<CaseInfo> Declare::records(CaseBody body) const {
   Declare base = *this;
   base.axes_.clear();
   base.each_.clear();
-  std::vector<Combination> combos{{base, {}}};
-  for (const Axis& axis : axes_) {
-    std::vector<Combination> next;
-    for (const Combination& c : combos)
-      for (const std::string& value : axis.values) {
-        Combination n = c;
-        n.declaration.set_axis_value(axis.name, value);
-        if (axis.apply) axis.apply(n.declaration, value);
-        if (!value.empty() && axis.name != "kind") n.segments.push_back(value);
-        next.push_back(std::move(n));
-      }
-    combos = std::move(next);
+  std::vector<Combination> combos;
+  for (const std::vector<size_t>& pick : value_picks()) {
+    Combination n{base, {}};
+    for (size_t a = 0; a < axes_.size(); ++a) {
+      const Axis& axis = axes_[a];
+      const std::string& value = axis.values[pick[a]];
+      n.declaration.set_axis_value(axis.name, value);
+      if (axis.apply) axis.apply(n.declaration, value);
+      if (!value.empty() && axis.name != "kind") n.segments.push_back(value);
+    }
+    combos.push_back(std::move(n));
   }
   std::vector<CaseInfo> out;
   for (Combination& c : combos) {
@@ -276,6 +280,48 @@ std::vector<CaseInfo> Declare::records(CaseBody body) const {
     if (info.requirements.empty()) bad_declaration(info.id, "no requirement id");
     info.body = body;
     out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<std::vector<size_t>> Declare::value_picks() const {
+  // Every combination, in order (the last axis varies fastest).
+  std::vector<std::vector<size_t>> all{{}};
+  for (const Axis& axis : axes_) {
+    std::vector<std::vector<size_t>> next;
+    for (const auto& p : all)
+      for (size_t v = 0; v < axis.values.size(); ++v) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    all = std::move(next);
+  }
+  if (!pairwise_ || axes_.size() < 3) return all;
+  // Pairwise: a deterministic greedy cover. Repeatedly take the first combination (in the
+  // order above) that covers the most value pairs (of two different axes) not yet covered,
+  // until every pair is. The same axes and values always give the same cases.
+  const size_t n = axes_.size();
+  auto key = [&](size_t a, size_t va, size_t b, size_t vb) { return ((a * 64 + va) * 64 + b) * 64 + vb; };
+  std::vector<bool> covered(key(n, 0, 0, 0), false);
+  size_t left = 0;
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = a + 1; b < n; ++b) left += axes_[a].values.size() * axes_[b].values.size();
+  std::vector<bool> taken(all.size(), false);
+  std::vector<std::vector<size_t>> out;
+  while (left > 0) {
+    size_t best = 0, best_gain = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (taken[i]) continue;
+      size_t gain = 0;
+      for (size_t a = 0; a < n; ++a)
+        for (size_t b = a + 1; b < n; ++b) gain += covered[key(a, all[i][a], b, all[i][b])] ? 0 : 1;
+      if (gain > best_gain) best = i, best_gain = gain;
+    }
+    taken[best] = true;
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = a + 1; b < n; ++b)
+        if (!covered[key(a, all[best][a], b, all[best][b])]) covered[key(a, all[best][a], b, all[best][b])] = true, --left;
+    out.push_back(all[best]);
   }
   return out;
 }

@@ -14,9 +14,10 @@
       captures the fixtures named in the manifest (into BUILD/identity) and compares; --update
       rewrites the manifest (a deliberate change of verdicts, reviewed with the diff)
 
-The manifest holds one line per case id (the digest of that case's results on every fixture)
-and one per fixture (the digest of its record less the results and what is counted from them),
-so a new case adds a line and changes none of the others.
+The manifest holds one line per case id (the digest of that case's result on the correct library
+of its family and of every result elsewhere that differs from it) and one per fixture (the digest
+of its record less the results and what is counted from them), so a new case adds a line and
+changes none of the others, and a new fixture changes only the lines of the cases it breaks.
 
 Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
@@ -185,17 +186,41 @@ def digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:32]
 
 
+# A fixture's results are compared with its family's correct library: a case's line holds the
+# reference's result and only the results that differ from it, so a new fixture changes just the
+# lines of the cases its planted bug reaches.
+def reference_of(name):
+    if name.startswith(("plugin.", "hostile.")):
+        return "plugin.reference"
+    if name.startswith("fakearray."):
+        return "fakearray.correct"
+    return None
+
+
 def manifest_of(dest):
     """{("fixture", NAME): digest, ("case", ID): digest} from every NAME.json in dest."""
-    per_case, manifest = {}, {}
+    records, manifest = {}, {}
     for path in sorted(glob.glob(os.path.join(dest, "*.json"))):
         name = os.path.basename(path)[:-5]
         record = json.load(open(path))
+        records[name] = record
         rest = {k: v for k, v in record.items() if k not in DERIVED_TOP}
         if isinstance(rest.get("summary"), dict):
             rest["summary"] = {k: v for k, v in rest["summary"].items() if k not in DERIVED_SUMMARY}
+        # Which cases were not run is counted from the catalogue: only why is the fixture's.
+        rest["not_run"] = [{"subject": n.get("subject"), "reason": n.get("reason")} for n in rest.get("not_run") or []]
         manifest[("fixture", name)] = digest(rest)
-        for r in record.get("results", []):
+
+    def keyed(record):
+        return {(r["id"], r.get("subject"), str(r.get("peer"))): r for r in record.get("results", [])}
+
+    refs = {n: keyed(records[n]) for n in ("plugin.reference", "fakearray.correct") if n in records}
+    per_case = {}
+    for name, record in records.items():
+        ref = refs.get(reference_of(name)) if reference_of(name) != name else None
+        for key, r in keyed(record).items():
+            if ref is not None and ref.get(key) == r:
+                continue  # as on the correct library: the reference's own line covers it
             per_case.setdefault(r["id"], []).append([name, r])
     for case_id, results in per_case.items():
         results.sort(key=lambda nr: (nr[0], nr[1].get("subject"), str(nr[1].get("peer"))))

@@ -37,7 +37,8 @@
 namespace dlpv {
 
 /// Named shapes of the catalogue: "3x4" (the default), "scalar" (0-d), "empty" (0, 3),
-/// "ones" (1, 1, 3), "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements).
+/// "ones" (1, 1, 3), "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements),
+/// "large" (1024, 1024: 1 Mi elements).
 std::vector<int64_t> shape_named(const std::string& name);
 
 /// A tensor a per-tensor rule is tried on (Declare::per_sample): the id segment, its dtype and
@@ -128,6 +129,9 @@ class Declare {
   /// each case's own declaration after the value is set (a severity, a device, a label).
   using AxisApply = std::function<void(Declare&, const std::string& value)>;
   Declare& combine(const std::string& axis, std::vector<std::string> values, AxisApply apply);
+  /// Not every combination but a pairwise cover: every pair of values of two different axes
+  /// appears in at least one case (a deterministic greedy choice, so the ids are stable).
+  Declare& pairwise();
   /// Runs on each case's own declaration once every axis is set (requirements that depend on
   /// several parameters at once).
   Declare& each(std::function<void(Declare&)> per_case);
@@ -155,9 +159,11 @@ class Declare {
   };
   void set_axis_value(const std::string& axis, const std::string& value);
   bool has_axis(const std::string& name) const;
+  std::vector<std::vector<size_t>> value_picks() const;  ///< value index per axis, per case
   CaseInfo info_;
   std::vector<Axis> axes_;
   std::vector<std::function<void(Declare&)>> each_;
+  bool pairwise_ = false;
 };
 
 }  // namespace dlpv

@@ -13,6 +13,11 @@ KNOWN_BUGS = frozenset({
     "accepts_bad_args", "copy_true_aliases", "copy_false_copies", "default_copies",
     "device_id_wrong", "dl_device_ignored", "exports_big_endian", "no_read_only_flag",
     "stream_accepted", "same_capsule", "legacy_struct_named_versioned",
+    # only when keywords come together (python.request.*)
+    "combo_read_only_dropped", "combo_copy_forgotten", "version_echoes_request",
+    "device_and_stream_ignored",
+    # the exchange API's dltensor_from_py_object leaves byte_offset unwritten
+    "xapi_dltensor_skips_offset",
     # consumer (from_dlpack)
     "consumer_no_rename", "consumer_takes_any_capsule", "consumer_ignores_capsule_name",
     "consumer_no_major_check", "consumer_rejects_minor_ahead", "consumer_no_fallback",

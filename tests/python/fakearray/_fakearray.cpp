@@ -203,6 +203,13 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   }
   if (bug("no_dl_device_kw") && !dl_device.is_none())
     raise(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument 'dl_device'");
+  const bool request_ignored = bug("device_and_stream_ignored") && !dl_device.is_none() && !stream.is_none();
+  if (request_ignored) {
+    // A request naming a device and a stream is answered as if neither were given, and
+    // answered whatever else it asks (a read-only array goes out in a legacy capsule too).
+    dl_device = py::none();
+    stream = py::none();
+  }
   if (!stream.is_none()) {
     if (!py::isinstance<py::int_>(stream)) {
       if (!bug("accepts_bad_args")) raise(PyExc_TypeError, "stream must be None or an int");
@@ -240,18 +247,26 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     do_copy = true;
   }
   if (bug("copy_true_aliases") && do_copy) do_copy = false;
+  // Bugs that show only when keywords come together (the request space, python.request.*).
+  const bool copy_given = !copy.is_none(), device_given = !dl_device.is_none();
+  if (bug("combo_copy_forgotten") && copy_given && copy.cast<bool>() && device_given && !to_host) do_copy = false;
   if (bug("copy_false_copies") && !copy.is_none() && !copy.cast<bool>()) do_copy = true;
   if (bug("default_copies") && copy.is_none()) do_copy = true;
   if (bug("lawful_legacy_under_max_version")) versioned = false;  // lawful: "or of a different version"
-  if (!versioned && a.read_only && !bug("lawful_read_only_legacy_exported"))
+  if (!versioned && a.read_only && !bug("lawful_read_only_legacy_exported") && !request_ignored)
     raise(PyExc_BufferError, "cannot export a read-only array as a legacy capsule (no READ_ONLY flag)");
 
   py::object cap;
   if (versioned) {
     auto* m = new_managed<DLManagedTensorVersioned>(a, do_copy);
     m->version = DLPackVersion{1, 3};
+    if (bug("version_echoes_request") && !max_version.is_none()) {  // stamps what was asked, not its own
+      auto asked = max_version.cast<py::tuple>();
+      m->version = DLPackVersion{asked[0].cast<uint32_t>(), asked[1].cast<uint32_t>()};
+    }
     m->flags = 0;
-    if (a.read_only && !bug("no_read_only_flag")) m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+    if (a.read_only && !bug("no_read_only_flag") && !(bug("combo_read_only_dropped") && copy_given && device_given))
+      m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
     if (do_copy && !bug("copy_false_copies")) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
     if (do_copy && bug("copy_false_copies")) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
     if (bug("deleter_needs_interpreter")) {
@@ -620,7 +635,7 @@ int xapi_dltensor_from_py_object(void* obj, DLTensor* out) {
     out->device = DLDevice{static_cast<DLDeviceType>(a.device_type), 0};
     out->ndim = static_cast<int32_t>(a.shape.size());
     out->dtype = a.dtype;
-    out->byte_offset = 0;
+    if (!bug("xapi_dltensor_skips_offset")) out->byte_offset = 0;  // the bug leaves it as it was
     if (bug("xapi_dltensor_allocates")) {  // fresh copies per call, never freed
       out->shape = new int64_t[a.shape.size() + 1];
       out->strides = new int64_t[a.shape.size() + 1];

@@ -1,0 +1,241 @@
+// cases/python/request.cpp: python.request.*: __dlpack__ asked with keywords together, not one at a
+// time. Six axes (max_version, copy, dl_device, stream, a writable or read-only source, the
+// tensor's layout and size class) are covered pairwise: every pair of values of two axes is
+// asked in at least one case. Each answer is judged by one oracle of the spec's rules:
+//   stream    array API: "On CPU and other device types without streams, only None is
+//             accepted" (STRM-04, should: the exception type is not specified);
+//   dl_device a device the producer cannot serve -> BufferError (DEV-06); with copy=False the
+//             array API: "raise a BufferError in case a copy is deemed necessary" (KW-04);
+//   capsule   "dltensor" or "dltensor_versioned" (CAP-01); max_version=None -> legacy (VER-06,
+//             should); a major-1 request -> versioned, stamped with the producer's own version
+//             whatever was asked (VER-07, should; major 1: VER-01);
+//   copy      True: never aliases (KW-03), IS_COPIED set (FLAG-05); False/None on a CPU array:
+//             aliases (KW-04/KW-05); IS_COPIED exactly when copied (FLAG-05 must, FLAG-06 should);
+//   source    a read-only source exported without a copy carries READ_ONLY (FLAG-02, should);
+//   values    the tensor's own shape, strides and byte_offset read the array's values (LAYOUT-07).
+// SPDX-License-Identifier: Apache-2.0
+#include "python/support/py_producer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+struct Shape {
+  std::vector<int64_t> dims;
+  const char* layout;
+};
+
+Shape shape_of(const std::string& tensor) {
+  if (tensor == "scalar") return {{}, "contiguous"};
+  if (tensor == "empty") return {{0, 3}, "contiguous"};
+  if (tensor == "large") return {{1024, 1024}, "contiguous"};  // 1 Mi float32 elements
+  if (tensor == "strided") return {kShape, "strided"};
+  if (tensor == "offset") return {kShape, "offset"};
+  return {kShape, "contiguous"};
+}
+
+int64_t elements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string version_text(const DLPackVersion& v) { return fmt::format("({}, {})", v.major, v.minor); }
+
+void request(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const auto& p = ctx.info().params;
+    const std::string mv = p.at("max_version"), copy = p.at("copy"), dev = p.at("dl_device"),
+                      stream = p.at("stream"), source = p.at("source"), tensor = p.at("tensor");
+    const DLPackVersion own = ps.facts().producer_version;
+    if (mv != "mv_none" && !ps.facts().producer_versioned)
+      ctx.skip("the package exports no versioned capsule (probed at load: " + ps.facts().dlpack_signature_note +
+               "); the max_version requests are for versioned producers");
+    const Shape sh = shape_of(tensor);
+    const bool read_only = source == "read_only";
+    py::object x = ps.make(sh.dims, kF32, sh.layout, read_only, DLDevice{kDLCPU, 0});
+
+    // The request, as a consumer would write it.
+    py::dict kw;
+    if (mv == "mv_1_0") kw["max_version"] = py::make_tuple(1, 0);
+    if (mv == "mv_own") kw["max_version"] = py::make_tuple(own.major, own.minor);
+    if (mv == "mv_1_99") kw["max_version"] = py::make_tuple(1, 99);
+    if (mv == "mv_2_0") kw["max_version"] = py::make_tuple(2, 0);
+    if (copy == "copy_true") kw["copy"] = true;
+    if (copy == "copy_false") kw["copy"] = false;
+    if (copy == "copy_none") kw["copy"] = py::none();
+    const DLDevice other{kDLCUDA, 0};  // a device the CPU array is not on
+    if (dev == "dev_none") kw["dl_device"] = py::none();
+    if (dev == "dev_same") kw["dl_device"] = py::make_tuple(static_cast<int>(kDLCPU), 0);
+    if (dev == "dev_cuda") kw["dl_device"] = py::make_tuple(static_cast<int>(other.device_type), 0);
+    if (stream == "stream_none") kw["stream"] = py::none();
+    const int stream_value = stream == "stream_m1" ? -1 : stream == "stream_1" ? 1 : stream == "stream_2" ? 2 : 0;
+    if (stream_value != 0) kw["stream"] = stream_value;
+    auto lib = library_address(x);
+    Call c = call_dlpack(x, kw);
+    const std::string asked = py::str(kw).cast<std::string>();
+
+    // TypeError answers "I do not take these keywords": a breach for a producer that speaks the
+    // versioned protocol (the 2023.12 signature), and consumers read it as "legacy producer".
+    if (c.is("TypeError") && !ps.facts().producer_versioned)
+      ctx.skip("a legacy-only producer (probed at load) refuses these keywords with TypeError; "
+               "python.kw.keywords_accepted judges that once (KW-01): " + c.what());
+    if (c.is("TypeError")) {
+      const bool about_version = mv == "mv_2_0" || mv == "mv_1_99";
+      ctx.check_as(about_version ? Severity::should : Severity::must, false,
+                   about_version ? "VER-09" : "KW-01",
+                   fmt::format("well-formed keywords never raise TypeError; asked {}", asked), "no TypeError", c.what());
+      return;
+    }
+    // A stream for a CPU array (the target is the CPU unless dl_device names another device).
+    if (stream_value != 0 && dev != "dev_cuda") {
+      ctx.check_as(Severity::should, c.raised, "STRM-04",
+                   fmt::format("stream={} for a CPU array is rejected (array API: \"On CPU and other device types "
+                               "without streams, only None is accepted\"); asked {}", stream_value, asked),
+                   "an exception", c.raised ? c.what() : "a capsule");
+      return;
+    }
+    // A device the array is not on and the producer may not serve.
+    if (dev == "dev_cuda") {
+      if (c.raised && stream_value != 0) {
+        // Which of two questionable keywords a producer answers first is not specified: a
+        // stream for a device it cannot serve may be refused for either reason.
+        ctx.check(true, "DEV-06", fmt::format("a device it cannot serve, with a stream, is refused; asked {}", asked),
+                  "an exception", c.what());
+        return;
+      }
+      if (c.raised && copy == "copy_false" && c.is("ValueError")) {
+        // KW-04: ValueError is the pre-2024.12 text's word for the same refusal: a warning.
+        ctx.check_as(Severity::should, false, "KW-04",
+                     fmt::format("copy=False with a device that needs a copy raises BufferError (ValueError was the "
+                                 "pre-2024.12 wording); asked {}", asked),
+                     "BufferError", c.what());
+        return;
+      }
+      if (c.raised) {
+        ctx.check(c.is("BufferError"), copy == "copy_false" ? "KW-04" : "DEV-06",
+                  fmt::format("a dl_device the producer cannot serve is refused with BufferError; asked {}", asked),
+                  "BufferError", c.what());
+        return;
+      }
+      ctx.check(copy != "copy_false", "KW-04",
+                fmt::format("copy=False never copies: a CPU array asked for on {} is refused; asked {}",
+                            device_name(other), asked),
+                "BufferError", "a capsule");
+      // Served: the tensor must be where it was asked for (its memory is not read here).
+      const std::string name = capsule_name(c.value);
+      void* ptr = capsule_pointer(c.value);
+      if (!ptr || (name != kVersionedName && name != kLegacyName)) {
+        ctx.check(false, "CAP-01", "__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule", "a DLPack capsule",
+                  c.what());
+        return;
+      }
+      const DLDevice got = name == kVersionedName ? static_cast<DLManagedTensorVersioned*>(ptr)->dl_tensor.device
+                                                  : static_cast<DLManagedTensor*>(ptr)->dl_tensor.device;
+      ctx.check(got.device_type == other.device_type && got.device_id == other.device_id, "DEV-06",
+                fmt::format("a served dl_device request puts the tensor on that device, else BufferError; asked {}", asked),
+                device_name(other), device_name(got));
+      return;
+    }
+    if (c.raised) {
+      // The array-API pseudo-code lets a producer that cannot give a legacy tensor raise
+      // BufferError when max_version is None (VER-06: tolerated); a read-only source has no
+      // legacy flag to carry its read-only state.
+      if (mv == "mv_none" && c.is("BufferError")) {
+        ctx.check_as(Severity::may, true, "VER-06",
+                     fmt::format("a legacy request refused with BufferError (tolerated); asked {}", asked), "", c.what());
+        return;
+      }
+      if (dev == "dev_same")  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
+        ctx.check(false, "DEV-05", fmt::format("dl_device=(kDLCPU, 0) for a CPU array is served; asked {}", asked),
+                  "a DLPack capsule", c.what());
+      else if (copy == "copy_true")  // array API: "If True, the function must always copy"
+        ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}", asked), "a copied tensor", c.what());
+      else
+        ctx.check(false, copy == "copy_false" ? "KW-04" : "KW-05",
+                  fmt::format("a CPU array needs no copy, so it is exported (zero-copy); asked {}", asked),
+                  "a DLPack capsule", c.what());
+      return;
+    }
+    const std::string name = capsule_name(c.value);
+    const bool versioned = name == kVersionedName;
+    if (!ctx.check(versioned || name == kLegacyName, "CAP-01",
+                   fmt::format("__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule; asked {}", asked),
+                   "a DLPack capsule", c.what()))
+      return;
+    if (mv == "mv_none")
+      ctx.check_as(Severity::should, !versioned, "VER-06", "max_version=None gives a legacy 'dltensor' capsule",
+                   "'dltensor'", "'" + name + "'");
+    else
+      ctx.check_as(Severity::should, versioned, "VER-07",
+                   fmt::format("max_version {} (major 1 or above) gives a versioned capsule", asked), "'dltensor_versioned'",
+                   "'" + name + "'");
+    void* ptr = capsule_pointer(c.value);
+    if (!ptr) ctx.harness_error("CAP-01 passed but the capsule holds NULL");
+    uint64_t flags = 0;
+    const DLTensor* t = nullptr;
+    if (versioned) {
+      auto* v = static_cast<DLManagedTensorVersioned*>(ptr);
+      flags = v->flags;
+      t = &v->dl_tensor;
+      ctx.check(v->version.major == 1, "VER-01", "a versioned tensor's major is 1", "1",
+                std::to_string(v->version.major));
+      ctx.check_as(Severity::should, v->version.major == own.major && v->version.minor == own.minor, "VER-07",
+                   fmt::format("the version stamp is the producer's own whatever max_version asks; asked {}", asked),
+                   version_text(own), version_text(v->version));
+    } else {
+      t = &static_cast<DLManagedTensor*>(ptr)->dl_tensor;
+    }
+    const bool copied_flag = (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+    const int64_t n = elements(sh.dims);
+    auto a1 = capsule_address(c.value);
+    if (n > 0 && lib && a1) {
+      const bool aliases = *a1 == *lib;
+      if (copy == "copy_true")
+        ctx.check(!aliases, "KW-03", fmt::format("copy=True never aliases the source; asked {}", asked),
+                  "a different data address",
+                  aliases ? fmt::format("the same address {:#x}", *a1) : fmt::format("{:#x}, the source at {:#x}", *a1, *lib));
+      else
+        ctx.check(aliases, copy == "copy_false" ? "KW-04" : "KW-05",
+                  fmt::format("a CPU array is exported without a copy; asked {}", asked),
+                  fmt::format("{:#x}", *lib), fmt::format("{:#x}", *a1));
+      if (versioned && !aliases)
+        ctx.check(copied_flag, "FLAG-05", "a copy is flagged IS_COPIED", "bit 1 set", fmt::format("flags = {:#x}", flags));
+      if (versioned && aliases)
+        ctx.check_as(Severity::should, !copied_flag, "FLAG-06", "IS_COPIED is clear for a zero-copy export",
+                     "bit 1 clear", fmt::format("flags = {:#x}", flags));
+      if (versioned && read_only && aliases)
+        ctx.check_as(Severity::should, (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+                     fmt::format("a read-only source exported without a copy carries READ_ONLY; asked {}", asked),
+                     "bit 0 set", fmt::format("flags = {:#x}", flags));
+    } else if (versioned && copy == "copy_true" && n > 0) {  // a copy of nothing cannot be told
+      ctx.check(copied_flag, "FLAG-05", "copy=True: the copy is flagged IS_COPIED", "bit 1 set",
+                fmt::format("flags = {:#x}", flags));
+    }
+    const std::string diff = data_mismatch(*t, sh.dims, kF32);
+    ctx.check(diff.empty(), "LAYOUT-07",
+              fmt::format("the tensor's data, byte_offset, shape and strides read the array's values ({} {}); asked {}",
+                          tensor, source, asked),
+              "the reference pattern", diff);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.request", "__dlpack__ asked max_version, copy, dl_device and stream together answers by the spec")
+      .must({"KW-05", "CAP-01", "KW-03", "KW-04", "FLAG-05", "VER-01", "DEV-05", "DEV-06", "LAYOUT-07", "STRM-04",
+             "VER-06", "VER-07", "VER-09", "KW-01", "FLAG-02", "FLAG-06"})
+      .python()
+      .combine("max_version", {"mv_none", "mv_1_0", "mv_own", "mv_1_99", "mv_2_0"})
+      .combine("copy", {"copy_none", "copy_true", "copy_false"})
+      .combine("dl_device", {"dev_absent", "dev_none", "dev_same", "dev_cuda"})
+      .combine("stream", {"stream_absent", "stream_none", "stream_m1", "stream_1", "stream_2"})
+      .combine("source", {"writable", "read_only"})
+      .combine("tensor", {"contiguous", "strided", "offset", "scalar", "empty", "large"})
+      .pairwise()
+      .proven_by({"combo_read_only_dropped", "combo_copy_forgotten", "version_echoes_request", "stream_accepted",
+                  "dl_device_ignored", "device_and_stream_ignored", "legacy_struct_named_versioned", "copy_true_aliases",
+                  "copy_false_copies", "default_copies", "none_gives_versioned"})
+      .run(request);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

@@ -14,7 +14,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <map>
 
 #ifndef DLPV_CASE_UNITS

@@ -10,19 +10,24 @@
 
 namespace dlpv {
 
-std::vector<int64_t> shape_named(const std::string& name) {
-  if (name == "scalar") return {};
-  if (name == "empty") return {0, 3};
-  if (name == "ones") return {1, 1, 3};
-  if (name == "one") return {1};
-  if (name == "ndim3") return {2, 3, 4};
-  if (name == "large") return {1024, 1024};  // 1 Mi elements: bugs that only large arrays meet
+std::optional<std::vector<int64_t>> catalogue_shape(const std::string& name) {
+  if (name == "3x4") return std::vector<int64_t>{3, 4};
+  if (name == "scalar") return std::vector<int64_t>{};
+  if (name == "empty") return std::vector<int64_t>{0, 3};
+  if (name == "ones") return std::vector<int64_t>{1, 1, 3};
+  if (name == "one") return std::vector<int64_t>{1};
+  if (name == "ndim3") return std::vector<int64_t>{2, 3, 4};
+  if (name == "large") return std::vector<int64_t>{1024, 1024};  // 1 Mi elements: bugs only large arrays meet
   if (name == "ndim32") {  // 32 dimensions, 8 elements
     std::vector<int64_t> s(32, 1);
     s[3] = s[17] = s[31] = 2;
     return s;
   }
-  return {3, 4};
+  return std::nullopt;
+}
+
+std::vector<int64_t> shape_named(const std::string& name) {
+  return catalogue_shape(name).value_or(std::vector<int64_t>{3, 4});
 }
 
 const std::vector<Sample>& rule_samples() {
@@ -205,8 +210,7 @@ void Declare::set_axis_value(const std::string& axis, const std::string& value) 
     if (dtype_from_name(value)) {
       dtype(value);
       shape("3x4");
-    } else if (value == "scalar" || value == "empty" || value == "ones" || value == "one" || value == "ndim3" ||
-               value == "ndim32") {
+    } else if (catalogue_shape(value)) {
       dtype("float32");
       shape(value);
     } else {

@@ -45,17 +45,23 @@ const char* const kInvisible =
     "the deleter released it cannot be observed here";
 
 // Data pointer (element 0) of a capsule's tensor; the capsule is dropped unconsumed after.
-std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags) {
+const DLTensor* capsule_tensor(py::handle cap, uint64_t* flags) {
   const std::string name = capsule_name(cap);
   void* p = capsule_pointer(cap);
-  if (!p) return std::nullopt;
+  if (!p) return nullptr;
   if (name == kVersionedName) {
     auto* v = static_cast<DLManagedTensorVersioned*>(p);
     if (flags) *flags = v->flags;
-    return reinterpret_cast<uintptr_t>(element0(v->dl_tensor));
+    return &v->dl_tensor;
   }
-  if (name == kLegacyName) return reinterpret_cast<uintptr_t>(element0(static_cast<DLManagedTensor*>(p)->dl_tensor));
-  return std::nullopt;
+  if (name == kLegacyName) return &static_cast<DLManagedTensor*>(p)->dl_tensor;
+  return nullptr;
+}
+
+std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags) {
+  const DLTensor* t = capsule_tensor(cap, flags);
+  if (!t) return std::nullopt;
+  return reinterpret_cast<uintptr_t>(element0(*t));
 }
 
 }  // namespace dlpv::py_shim

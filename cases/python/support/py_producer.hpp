@@ -40,6 +40,10 @@ struct HeapWatch {
 /// What a check says when a release cannot be seen in the C heap.
 extern const char* const kInvisible;
 
+/// The DLTensor inside an unconsumed DLPack capsule (by its name; `flags` gets a versioned
+/// tensor's flags), or nullptr for anything else. Valid while the capsule lives.
+const DLTensor* capsule_tensor(py::handle cap, uint64_t* flags = nullptr);
+
 /// Data pointer (element 0) of a capsule's tensor; the capsule is dropped unconsumed after.
 std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags = nullptr);
 

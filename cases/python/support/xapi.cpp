@@ -61,11 +61,11 @@ struct SampleArray {
 };
 std::vector<SampleArray> sample_arrays(PythonSubject& ps) {
   std::vector<SampleArray> out;
-  out.push_back({"a contiguous float32 3x4 array", DLPV_LAYOUT_CONTIGUOUS, ps.make(kXapiShape, kF32)});
+  out.push_back({"a contiguous float32 3x4 array", DLPV_LAYOUT_CONTIGUOUS, ps.make(kShape, kF32)});
   for (auto [what, layout, ro] : {std::tuple<const char*, uint32_t, bool>{"a strided float32 view", DLPV_LAYOUT_STRIDED, false},
                                   {"a read-only float32 array", DLPV_LAYOUT_CONTIGUOUS, true}}) {
     try {
-      out.push_back({what, layout, ps.make(kXapiShape, kF32, layout_name(layout), ro)});
+      out.push_back({what, layout, ps.make(kShape, kF32, layout_name(layout), ro)});
     } catch (const PythonSubject::NotImplemented&) {
     }
   }
@@ -79,7 +79,7 @@ void inspect_exchange_export(CaseContext& ctx, PythonSubject& ps, const DLManage
   ctx.phase("inspect");
   TensorExpectation want;
   want.dtype = kF32;
-  want.shape = kXapiShape;
+  want.shape = kShape;
   want.device = ps.home_device();
   want.layout = layout;
   InspectOptions opt;
@@ -94,7 +94,7 @@ void inspect_exchange_export(CaseContext& ctx, PythonSubject& ps, const DLManage
 }  // namespace
 
 void compare_routes(CaseContext& ctx, PythonSubject& ps, const char* req, bool address) {
-  py::object x0 = ps.make(kXapiShape, kF32);
+  py::object x0 = ps.make(kShape, kF32);
   const DLPackExchangeAPI* api = table_of(ctx, x0);
   if (!api->managed_tensor_from_py_object_no_sync) {
     ctx.check(false, req, "managed_tensor_from_py_object_no_sync is non-NULL (required)", "a function", "NULL");

@@ -6,11 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "py_helpers.hpp"
+#include "py_producer.hpp"
 
 namespace dlpv::py_shim {
 
-inline const std::vector<int64_t> kXapiShape{3, 4};
 inline constexpr const char* kXapiAttr = "__dlpack_c_exchange_api__";
 inline constexpr const char* kXapiAttrV12 = "__c_dlpack_exchange_api__";
 

@@ -10,7 +10,7 @@ namespace {
 
 void capsule_form(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object x = ps.make(kXapiShape, kF32);
+    py::object x = ps.make(kShape, kF32);
     py::object type = type_of(x);
     if (!py::hasattr(type, kXapiAttr)) {
       if (!py::hasattr(type, kXapiAttrV12)) ctx.skip("the array type has no __dlpack_c_exchange_api__ (optional, XAPI-01)");

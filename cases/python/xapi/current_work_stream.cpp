@@ -12,7 +12,7 @@ namespace {
 // the one its adapter names (current_stream(), as for STRM-07).
 void current_work_stream_cuda(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object x = ps.make(kXapiShape, kF32);
+    py::object x = ps.make(kShape, kF32);
     const DLPackExchangeAPI* api = table_of(ctx, x);
     const long long current = current_cuda_stream(ctx, ps);
     if (!api->current_work_stream) ctx.skip("current_work_stream is NULL (exchange_api.table.required_pointers reports it)");

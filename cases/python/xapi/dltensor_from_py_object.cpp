@@ -36,7 +36,7 @@ std::string poisoned_fields(const DLTensor& t) {
 
 void dltensor_from_py_object(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object x = ps.make(kXapiShape, kF32);
+    py::object x = ps.make(kShape, kF32);
     const DLPackExchangeAPI* api = table_of(ctx, x);
     if (!api->dltensor_from_py_object_no_sync)
       ctx.skip("dltensor_from_py_object_no_sync is NULL (optional in the table)");

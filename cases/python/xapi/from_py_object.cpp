@@ -11,7 +11,7 @@ namespace {
 void from_py_object(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     compare_routes(ctx, ps, "XAPI-10", true);
-    py::object x0 = ps.make(kXapiShape, kF32);
+    py::object x0 = ps.make(kShape, kF32);
     const DLPackExchangeAPI* api = table_of(ctx, x0);
     if (!api->managed_tensor_from_py_object_no_sync) return;
     py::object a = ps.adapter();

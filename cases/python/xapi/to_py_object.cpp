@@ -10,7 +10,7 @@ namespace {
 
 void to_py_object(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object x = ps.make(kXapiShape, kF32);
+    py::object x = ps.make(kShape, kF32);
     const DLPackExchangeAPI* api = table_of(ctx, x);
     if (!api->managed_tensor_to_py_object_no_sync) {
       ctx.check(false, "XAPI-14", "managed_tensor_to_py_object_no_sync is non-NULL (required)", "a function", "NULL");

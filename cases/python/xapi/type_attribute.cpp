@@ -10,7 +10,7 @@ namespace {
 
 void type_attribute(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    py::object x = ps.make(kXapiShape, kF32);
+    py::object x = ps.make(kShape, kF32);
     py::object type = type_of(x);
     const bool on_type = py::hasattr(type, kXapiAttr);
     const bool on_instance = py::hasattr(x, kXapiAttr);

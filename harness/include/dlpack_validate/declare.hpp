@@ -30,6 +30,7 @@
 #include <array>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,8 @@ namespace dlpv {
 /// "ones" (1, 1, 3), "one" (1,), "ndim3" (2, 3, 4), "ndim32" (32 dimensions, 8 elements),
 /// "large" (1024, 1024: 1 Mi elements).
 std::vector<int64_t> shape_named(const std::string& name);
+/// The same catalogue, nullopt for a name it does not hold.
+std::optional<std::vector<int64_t>> catalogue_shape(const std::string& name);
 
 /// A tensor a per-tensor rule is tried on (Declare::per_sample): the id segment, its dtype and
 /// catalogue shape, and whether it has an element to read.

@@ -34,6 +34,14 @@ ordered_json probe_cuda() {
 
 namespace {
 /// A result's report area: its first requirement's, "protocol" when it has none or no known one.
+// The requirements a result is charged to: the case's own, or, for a death in a phase that
+// tests another one (CaseContext::phase's `reaches`), that one alone.
+std::vector<std::string> charged(const CaseResult& r) {
+  const Status s = r.outcome.status;
+  if ((s == Status::crash || s == Status::timeout) && !r.outcome.reached.empty()) return {r.outcome.reached};
+  return r.info->requirements;
+}
+
 std::string area_or_protocol(const std::vector<std::string>& requirements) {
   const std::string area = requirements.empty() ? std::string() : area_of(requirements.front());
   return area.empty() ? "protocol" : area;
@@ -102,7 +110,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
 
   std::set<std::string> used;
   for (const CaseResult& r : run.results)
-    for (const std::string& id : r.info->requirements) used.insert(id);
+    for (const std::string& id : charged(r)) used.insert(id);
   ordered_json reqs = ordered_json::object();
   for (const std::string& id : used) {
     const Requirement* q = find_requirement(id);
@@ -131,9 +139,9 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"subject", r.subject},
                        {"peer", r.peer >= 0 ? ordered_json(r.peer) : ordered_json()},
                        {"title", r.info->title},
-                       {"area", area_or_protocol(r.info->requirements)},
+                       {"area", area_or_protocol(charged(r))},
                        {"role", to_string(r.info->role)},
-                       {"requirements", r.info->requirements},
+                       {"requirements", charged(r)},
                        {"severity", to_string(r.info->severity)},
                        {"params", params},
                        {"status", to_string(o.status)},

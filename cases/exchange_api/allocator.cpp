@@ -41,10 +41,16 @@ void allocator_compact(CaseContext& ctx) {
   proto.ndim = static_cast<int32_t>(shape.size());
   proto.dtype = dtype;
   proto.shape = shape.empty() ? static_cast<int64_t*>(guard_address()) : shape_storage.data();
-  DLManagedTensorVersioned* out = nullptr;
+  // The output pointer starts as poison, not NULL: a success that never writes it shows.
+  auto* const poison = static_cast<DLManagedTensorVersioned*>(guard_address());
+  DLManagedTensorVersioned* out = poison;
   SetErrorLog log;
   ctx.phase("exchange_api");
   int rc = api->managed_tensor_allocator(&proto, &out, &log, record_error);
+  if (rc == 0 && out == poison) {
+    ctx.check(false, "XAPI-16", "a successful allocator writes the new tensor to *out", "a tensor", "*out left unwritten");
+    return;
+  }
   if (rc != 0) {
     ctx.check(log.calls == 1 && !log.kind.empty(), "XAPI-16",
               "a failing allocator calls SetError exactly once, with a non-empty kind", "1 call",
@@ -71,6 +77,11 @@ void allocator_compact(CaseContext& ctx) {
   for (Finding& f : findings) f.message = "allocator: " + f.message;
   record(ctx, findings);
   const DLTensor& t = out->dl_tensor;
+  // The prototype's byte_offset is garbage (0xCD bytes) that must not be read; the new tensor
+  // owns its memory, so its byte_offset is the allocator's own (normally 0).
+  ctx.check(t.byte_offset != proto.byte_offset, "XAPI-16",
+            "the allocator ignores the prototype's byte_offset (garbage)", "a byte_offset of its own",
+            fmt::format("{:#x}, the prototype's garbage", t.byte_offset));
   const size_t nd = shape.size();
   std::vector<int64_t> got_strides(nd, -1);
   const bool readable = nd == 0 || (t.strides && safe_read(t.strides, got_strides.data(), nd * sizeof(int64_t)));
@@ -98,7 +109,7 @@ DLPV_CASES {
       .combine("sample", {"", "uint8", "bool", "complex128", "float16", "int64", "float8_e4m3fn", "float4_e2m1fn",
                           "scalar", "empty"})
       .needs({need::exchange_api})
-      .proven_by({"alloc_ignores_shape"})
+      .proven_by({"alloc_ignores_shape", "alloc_keeps_proto_fields", "alloc_out_unwritten"})
       .run(allocator_compact);
 }
 

@@ -83,6 +83,8 @@ std::string step_words(const std::string& step) {
   if (step == "probe.export") return "probing its first export (__dlpack__)";
   if (step == "probe.capsule_destructor") return "dropping its first capsule unconsumed (the capsule destructor)";
   if (step == "probe.consumer") return "probing its from_dlpack with a producer that refuses";
+  if (step == "probe.consumer_versioned")
+    return "probing its from_dlpack with a versioned capsule it did not ask for";
   if (step == "start" || step.empty()) return "loading the subject";
   return "loading the subject (" + step + ")";
 }
@@ -91,6 +93,7 @@ std::vector<std::string> step_requirements(const std::string& step) {
   if (step == "probe.export") return {"CAP-01"};
   if (step == "probe.capsule_destructor") return {"CAP-03"};
   if (step == "probe.consumer") return {"ERR-03"};
+  if (step == "probe.consumer_versioned") return {"CAP-09"};
   return {};
 }
 
@@ -262,6 +265,7 @@ class Supervisor {
       }
       // In flight: phases, then the result, all echoing the nonce.
       std::string phase = "setup";
+      std::string reaches;  // the requirement the current phase tests, when it names one
       LoadStep loading;
       for (;;) {
         w = worker_->next_line(line, deadline);
@@ -277,6 +281,7 @@ class Supervisor {
           if (kind == "phase") {
             const bool was_loading = phase == "load";
             phase = protocol::string_field(ev, "phase");
+            reaches = protocol::string_field(ev, "reaches");
             if (phase == "load") {
               // A fresh worker loads the subject again before the case: the load deadline,
               // not case time.
@@ -324,6 +329,7 @@ class Supervisor {
         }
         out = CaseOutcome{};
         out.phase = phase;
+        out.reached = reaches;
         out.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (w == WorkerProcess::Wait::timeout) {
           out.status = Status::timeout;
@@ -331,13 +337,13 @@ class Supervisor {
                             ? fmt::format("a fresh worker did not finish {} of subject {} within the load deadline of "
                                           "{} s (--load-timeout), before the case began",
                                           step_words(loading.step), loading.subject, opt_.load_timeout_s)
-                            : fmt::format("the case did not finish within {} s (hung in phase '{}')", case_timeout_s_,
-                                          phase);
+                            : fmt::format("the case did not finish within {} s (hung in phase '{}'{})", case_timeout_s_,
+                                          phase, reaches.empty() ? "" : ", testing " + reaches);
           out.output_tail = kill_worker();
         } else {
           out.status = Status::crash;
           const std::string why = reap_worker(out.signal);
-          out.message = why + " in phase '" + phase + "'";
+          out.message = why + " in phase '" + phase + "'" + (reaches.empty() ? "" : " (testing " + reaches + ")");
           out.output_tail = take_tail();
         }
         worker_.reset();

@@ -202,8 +202,10 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       out.status = Status::error;
       out.message = std::string("unknown case id ") + id;
     } else {
-      auto hook = [](const std::string& phase) {
-        write_event({{"event", "phase"}, {"nonce", g_nonce}, {"phase", phase}});
+      auto hook = [](const std::string& phase, const std::string& reaches) {
+        nlohmann::json ev{{"event", "phase"}, {"nonce", g_nonce}, {"phase", phase}};
+        if (!reaches.empty()) ev["reaches"] = reaches;
+        write_event(ev);
       };
       out = run_case_in_process(*info, *subjects[static_cast<size_t>(subject)], hook,
                                 peer >= 0 ? subjects[static_cast<size_t>(peer)].get() : nullptr);

@@ -8,7 +8,7 @@ namespace {
 
 void read_only_flag(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    if (!speaks_versioned(ps)) ctx.skip(legacy_reason(ps) + " (legacy capsules carry no flags)");
+    if (!takes_versioned(ps)) ctx.skip(legacy_reason(ps) + " (legacy capsules carry no flags)");
     MadeSpec spec = home_spec(ps);
     spec.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
     Feed f = feed(ctx, ps, spec, true);

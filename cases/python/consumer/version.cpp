@@ -15,7 +15,7 @@ namespace {
 // a guard page: reading it kills the worker (a crash in phase import).
 void other_major(CaseContext& ctx, const std::string& major) {
   with_python(ctx, [&](PythonSubject& ps) {
-    if (!speaks_versioned(ps)) ctx.skip(legacy_reason(ps));
+    if (!takes_versioned(ps)) ctx.skip(legacy_reason(ps));
     MadeSpec spec = home_spec(ps);
     spec.version = major == "0" ? DLPackVersion{0, 8} : DLPackVersion{2, 0};
     spec.guard_after_prefix = true;
@@ -45,7 +45,7 @@ DLPV_CASES {
 
 void minor99(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    if (!speaks_versioned(ps)) ctx.skip(legacy_reason(ps));
+    if (!takes_versioned(ps)) ctx.skip(legacy_reason(ps));
     MadeSpec spec = home_spec(ps);
     spec.version = DLPackVersion{1, 99};
     Feed f = feed(ctx, ps, spec, true);

@@ -30,6 +30,9 @@ void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const 
 
 // The capsule kind a consumer can take: versioned if it asks for max_version >= 1.0.
 bool speaks_versioned(PythonSubject& ps) { return ps.facts().consumer_versioned; }
+bool takes_versioned(PythonSubject& ps) {
+  return ps.facts().consumer_versioned || ps.facts().consumer_parses_versioned;
+}
 
 // Why a consumer takes no versioned capsules, as the load-time probe found it.
 std::string legacy_reason(PythonSubject& ps) {
@@ -64,7 +67,12 @@ Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versio
   cfg.device = spec.device;
   if (tweak) tweak(cfg);
   f.probe = make_probe(cfg);
-  ctx.phase("import");
+  // A tensor on a device the package does not declare: whatever the case judges afterwards,
+  // importing it first puts DEV-04 to the test (refuse a device it cannot use), and a death
+  // here is charged to that.
+  bool declared = false;
+  for (const DLDevice& d : ps.devices()) declared = declared || d.device_type == spec.device.device_type;
+  ctx.phase("import", declared ? "" : "DEV-04");
   f.result = attempt([&] { return ps.from_dlpack(f.probe, kwargs); });
   return f;
 }

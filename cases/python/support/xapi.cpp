@@ -102,8 +102,15 @@ void compare_routes(CaseContext& ctx, PythonSubject& ps, const char* req, bool a
   }
   int compared = 0;
   for (auto& [what, layout, x] : sample_arrays(ps)) {
-    DLManagedTensorVersioned* m = nullptr;
+    // *out starts as poison, not NULL: a success that never writes it shows.
+    auto* const poison = static_cast<DLManagedTensorVersioned*>(guard_address());
+    DLManagedTensorVersioned* m = poison;
     const int rc = api->managed_tensor_from_py_object_no_sync(x.ptr(), &m);
+    if (rc == 0 && m == poison) {
+      ctx.check(false, req, "managed_tensor_from_py_object_no_sync writes the tensor to *out when it returns 0",
+                "a tensor", "*out left unwritten");
+      continue;
+    }
     if (rc != 0 || !m) {
       std::string err = "no Python exception set";
       if (PyErr_Occurred()) err = describe(py::error_already_set());

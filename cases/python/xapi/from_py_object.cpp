@@ -21,12 +21,13 @@ void from_py_object(CaseContext& ctx) {
       const std::string desc = t[0].cast<std::string>();
       // The table serves only instances of the type it came from (XAPI-20).
       if (!type_of(t[1]).is(type_of(x0))) continue;
-      DLManagedTensorVersioned* m = nullptr;
+      auto* const poison = static_cast<DLManagedTensorVersioned*>(guard_address());
+      DLManagedTensorVersioned* m = poison;
       const int rc = api->managed_tensor_from_py_object_no_sync(t[1].ptr(), &m);
       if (rc == 0) {
         ctx.check(false, "XAPI-10", "managed_tensor_from_py_object_no_sync refuses " + desc, "-1 and BufferError",
-                  "0 (exported it)");
-        if (m && m->deleter) m->deleter(m);
+                  m == poison ? "0 (and *out left unwritten)" : "0 (exported it)");
+        if (m && m != poison && m->deleter) m->deleter(m);
         continue;
       }
       if (!PyErr_Occurred()) {
@@ -49,7 +50,7 @@ DLPV_CASES {
   Declare("python.xapi.from_py_object",
           "managed_tensor_from_py_object_no_sync matches __dlpack__ and refuses with BufferError")
       .must({"XAPI-10"}).python()
-      .proven_by({"xapi_from_disagrees", "xapi_producer_functions"})
+      .proven_by({"xapi_from_disagrees", "xapi_producer_functions", "xapi_from_unwritten"})
       .run(from_py_object);
 }
 

@@ -40,6 +40,9 @@ struct CaseOutcome {
   std::vector<Check> checks;
   std::string phase;        ///< where the case was when it ended
   std::string signal;       ///< "SIGSEGV (11)" for crashes, else empty
+  /// Crashes and timeouts: the requirement the phase it died in was testing (ctx.phase's
+  /// second argument), which the death is charged to instead of the case's own checks.
+  std::string reached;
   double duration_s = 0.0;
   std::string output_tail;  ///< what the library printed (non-pass results only)
   /// Set when the case timed out once and was run again alone, in a fresh worker, with twice
@@ -104,7 +107,8 @@ double case_time_limit_s();
 
 class CaseContext {
  public:
-  using PhaseHook = std::function<void(const std::string&)>;
+  /// (phase, the requirement that phase puts to the test, or "").
+  using PhaseHook = std::function<void(const std::string&, const std::string&)>;
   CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook = {}, Subject* peer = nullptr);
 
   const CaseInfo& info() const { return info_; }
@@ -122,7 +126,10 @@ class CaseContext {
 
   /// Announce the phase the case enters (export, import, read, release, deleter ...). The
   /// supervisor uses the last one to say where a crash or hang happened.
-  void phase(const std::string& name);
+  /// `reaches`: the requirement this phase puts to the test when that is not the case's own
+  /// (a pair case feeding a CUDA tensor to a CPU consumer reaches DEV-04 before its own
+  /// check): a crash or hang in the phase is charged to it.
+  void phase(const std::string& name, const std::string& reaches = {});
   const std::string& current_phase() const { return phase_; }
 
   /// Record a requirement check with the case's severity. Returns `ok`.

@@ -32,6 +32,8 @@ class Adapter(L.NumpyBacked):
         return mx.array(a, dtype=self._dtype(key))  # without dtype=, float64 would become float32
 
     def _to_numpy(self, array):
+        if array.ndim > 32:  # NumPy holds at most 32 (1.x) or 64 (2.x) dimensions: read it flat
+            array = array.reshape(-1)
         if array.dtype == mx.bfloat16:
             return L.logical_from_float(np.array(array.astype(mx.float32)), (4, 16))
         return np.array(array)

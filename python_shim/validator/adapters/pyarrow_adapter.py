@@ -32,3 +32,8 @@ class Adapter(L.NumpyBacked):
         if isinstance(array, pa.Tensor):
             return array.to_numpy()
         return array.to_numpy(zero_copy_only=False)
+
+    def unexportable(self):
+        # Arrow stores booleans one bit per element; DLPack's kDLBool is one byte per element
+        # (bits 8), so no DLPack dtype describes this buffer without a copy.
+        return [("a bit-packed boolean pyarrow Array", pa.array([True, False, True], type=pa.bool_()))]

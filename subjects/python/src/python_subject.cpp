@@ -259,6 +259,15 @@ void PythonSubject::probe() {
                          : "legacy-only consumer: from_dlpack calls __dlpack__(" +
                                py::repr(kw).cast<std::string>() +
                                ") without max_version >= (1, 0), so it cannot take a versioned tensor";
+      // Not asking is not refusing: a consumer that imports a versioned capsule handed to it
+      // unasked parses versioned tensors, and VER-03 applies to what it parses.
+      if (!kw.is_none() && home_.device_type == kDLCPU) {
+        load_step("probe.consumer_versioned");
+        facts_.consumer_parses_versioned = probe_unasked_versioned();
+        load_step("probe.consumer");
+        if (facts_.consumer_parses_versioned)
+          absent.erase("import_versioned");
+      }
     }
   }
 
@@ -270,7 +279,7 @@ void PythonSubject::probe() {
     info_.dlpack_version = facts_.consumer_max;
   if (facts_.producer_versioned) info_.capabilities.push_back("export_versioned");
   if (facts_.producer_legacy) info_.capabilities.push_back("export_legacy");
-  if (facts_.consumer_versioned) info_.capabilities.push_back("import_versioned");
+  if (facts_.consumer_versioned || facts_.consumer_parses_versioned) info_.capabilities.push_back("import_versioned");
   if (facts_.consumer) info_.capabilities.push_back("import_legacy");
   if (py::hasattr(adapter_, "to_bytes")) info_.capabilities.push_back("read_array");
   else absent["read_array"] = "the adapter has no to_bytes";
@@ -292,11 +301,51 @@ void PythonSubject::probe() {
     info_.notes.push_back(facts_.consumer_versioned
                               ? fmt::format("consumer: from_dlpack asks for max_version=({}, {})",
                                             facts_.consumer_max.major, facts_.consumer_max.minor)
+                          : facts_.consumer_parses_versioned
+                              ? "consumer: from_dlpack never asks for max_version, yet imported a 'dltensor_versioned' "
+                                "capsule (stamped 1.0) handed to it unasked: it parses versioned tensors, so the "
+                                "versioned consumer cases run"
                               : "consumer: " + absent["import_versioned"]);
   if (facts_.exchange_attr == "capsule") info_.notes.push_back("exchange API: __dlpack_c_exchange_api__ capsule present");
   else if (!absent["exchange_api"].empty()) info_.notes.push_back("exchange API: " + absent["exchange_api"]);
   if (info_.legacy_only())
-    info_.notes.push_back("speaks only the legacy (pre-1.0) protocol: versioned cases are skipped, not failed");
+    info_.notes.push_back(facts_.consumer_parses_versioned
+                              ? "exports only legacy (pre-1.0) capsules: the versioned export cases are skipped, not "
+                                "failed; its from_dlpack parses versioned capsules, so those consumer cases run"
+                              : "speaks only the legacy (pre-1.0) protocol: versioned cases are skipped, not failed");
+}
+
+// A valid versioned float32 tensor of two elements (stamped 1.0), handed to from_dlpack by a
+// producer that ignores what it was asked: true when the consumer imports it.
+bool PythonSubject::probe_unasked_versioned() {
+  static float values[2] = {1.0f, 2.0f};
+  static int64_t shape[1] = {2};
+  static int64_t strides[1] = {1};
+  static DLManagedTensorVersioned m;
+  std::memset(&m, 0, sizeof m);
+  m.version = DLPackVersion{1, 0};
+  m.deleter = [](DLManagedTensorVersioned*) {};  // static storage: nothing to free
+  m.dl_tensor.data = values;
+  m.dl_tensor.device = DLDevice{kDLCPU, 0};
+  m.dl_tensor.ndim = 1;
+  m.dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
+  m.dl_tensor.shape = shape;
+  m.dl_tensor.strides = strides;
+  ProbeConfig cfg;
+  cfg.managed = &m;
+  cfg.versioned = true;
+  cfg.capsule_name = kVersionedName;
+  cfg.destructor_deletes = true;
+  py::object p = make_probe(cfg);
+  bool imported = false;
+  try {
+    py::object out = from_dlpack(p);
+    imported = true;
+    out = py::none();
+  } catch (py::error_already_set&) {
+  }
+  py::module_::import("gc").attr("collect")();
+  return imported;
 }
 
 // ---- errors -------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ KNOWN_BUGS = frozenset({
     "device_and_stream_ignored",
     # the exchange API's dltensor_from_py_object leaves byte_offset unwritten
     "xapi_dltensor_skips_offset",
+    # managed_tensor_from_py_object_no_sync returns 0 without writing *out
+    "xapi_from_unwritten",
     # consumer (from_dlpack)
     "consumer_no_rename", "consumer_takes_any_capsule", "consumer_ignores_capsule_name",
     "consumer_no_major_check", "consumer_rejects_minor_ahead", "consumer_no_fallback",

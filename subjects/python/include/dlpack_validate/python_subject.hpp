@@ -36,6 +36,9 @@ struct Facts {
   bool producer_legacy = false;         ///< __dlpack__() gave a legacy capsule
   DLPackVersion producer_version{0, 0}; ///< version stamped in the versioned probe export
   bool consumer_versioned = false;      ///< from_dlpack passes max_version >= (1,0)
+  /// A consumer that never asks for max_version but imports a 'dltensor_versioned' capsule
+  /// handed to it anyway: it parses versioned tensors, so the rules for those (VER-03) apply.
+  bool consumer_parses_versioned = false;
   bool consumer = false;                ///< the adapter has a working from_dlpack
   DLPackVersion consumer_max{0, 0};
   std::string exchange_attr;            ///< "capsule", "int (v1.2)", "other", "" (absent)
@@ -91,6 +94,7 @@ class PythonSubject final : public Subject {
  private:
   void probe();
   void probe_cpu_refusal();
+  bool probe_unasked_versioned();
   py::object refusing_probe(DLDevice device);
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);

@@ -30,9 +30,7 @@ void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const 
 
 // The capsule kind a consumer can take: versioned if it asks for max_version >= 1.0.
 bool speaks_versioned(PythonSubject& ps) { return ps.facts().consumer_versioned; }
-bool takes_versioned(PythonSubject& ps) {
-  return ps.facts().consumer_versioned || ps.facts().consumer_parses_versioned;
-}
+bool takes_versioned(PythonSubject& ps) { return ps.info().has(need::import_versioned); }
 
 // Why a consumer takes no versioned capsules, as the load-time probe found it.
 std::string legacy_reason(PythonSubject& ps) {

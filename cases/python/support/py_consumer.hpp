@@ -67,8 +67,9 @@ void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const 
 
 /// The capsule kind a consumer can take: versioned if it asks for max_version >= 1.0.
 bool speaks_versioned(PythonSubject& ps);
-/// It asks for versioned capsules, or imports one handed to it unasked (probed at load): the
-/// rules about reading a versioned tensor (VER-03/04, FLAG-04) apply to it.
+/// The import_versioned capability: it asks for versioned capsules, or imports one handed to it
+/// unasked (both probed at load); the rules about reading a versioned tensor (VER-03/04,
+/// FLAG-04) apply to it.
 bool takes_versioned(PythonSubject& ps);
 /// Why a consumer takes no versioned capsules, as the load-time probe found it.
 std::string legacy_reason(PythonSubject& ps);

@@ -7,6 +7,10 @@ costs per case. Prints medians over several runs; asserts nothing.
   python -m validator numpy              (and numpy torch)
   isolation overhead per case            the same cases with --isolate=none, worker, case:
                                          (mode - none) / cases
+  against a library's own DLPack tests   python -m validator LIB vs LIB's own test_dlpack.py
+  (--peers-python)                       under pytest, same interpreter and library (NumPy and
+                                         PyArrow ship theirs in the wheel); pytest is installed
+                                         once, pinned, into a cache folder put on PYTHONPATH
 
 usage (from a build directory, e.g. /tmp/build):
   bench/suite_speed.py --validator build/dlpack-validate \\
@@ -53,6 +57,54 @@ def measure(label, cmd, runs, tmp):
     return row
 
 
+PYTEST = "pytest==8.4.2"
+OWN_TESTS = {"numpy": "numpy/_core/tests/test_dlpack.py", "pyarrow": "pyarrow/tests/test_dlpack.py"}
+
+
+def pytest_dir(python):
+    """A folder holding pytest for `python` (pip install --target, once; idempotent)."""
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dlpack-validate",
+                         "bench-" + PYTEST.replace("==", "-"))
+    if not os.path.exists(os.path.join(cache, "pytest")):
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+                        cache + ".part", PYTEST], check=True)
+        os.replace(cache + ".part", cache)
+    return cache
+
+
+def timed(cmd, env, runs):
+    walls = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=900)
+        walls.append(time.perf_counter() - t0)
+        if proc.returncode not in (0, 1):
+            sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+    return walls
+
+
+def own_tests(python, validator_path, runs, out):
+    """The validator on a library vs that library's own DLPack tests, interleaved run by run."""
+    print(f"\nagainst the libraries' own DLPack tests (interleaved, median of {runs})")
+    where = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    extra = pytest_dir(python)
+    for lib, rel in OWN_TESTS.items():
+        test = os.path.join(where, rel)
+        if not os.path.exists(test):
+            print(f"  {lib}: {rel} is not in this environment")
+            continue
+        own_env = dict(os.environ, PYTHONPATH=extra)
+        val_env = dict(os.environ, PYTHONPATH=validator_path)
+        own, val = [], []
+        for _ in range(runs):
+            own += timed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", test], own_env, 1)
+            val += timed([python, "-m", "validator", "-q", "--json", os.devnull, lib], val_env, 1)
+        o, v = statistics.median(own), statistics.median(val)
+        print(f"  {lib:<8} own tests {o:6.2f} s   python -m validator {v:6.2f} s   ratio {v / o:5.2f}")
+        out["own_tests"].append({"library": lib, "own_tests_s": o, "validator_s": v, "ratio": v / o})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--validator", required=True, help="the dlpack-validate executable")
@@ -64,11 +116,14 @@ def main():
     ap.add_argument("--python-isolation-filter", action="append", default=None,
                     help="filter for the numpy isolation comparison (default python.capsule.*)")
     ap.add_argument("--smoke", action="store_true", help="one run each on narrow filters (CTest)")
+    ap.add_argument("--peers-python", help="the peers' interpreter: also time the libraries' own DLPack tests")
+    ap.add_argument("--python-path", help="with --peers-python: the folder holding the validator package "
+                    "(build/python)")
     ap.add_argument("--json", help="write the figures to PATH")
     a = ap.parse_args()
     runs = 1 if a.smoke else a.runs
     narrow = ["--filter", "producer.deleter.*"] if a.smoke else []
-    out = {"runs": runs, "cpus": os.cpu_count(), "suites": [], "isolation": []}
+    out = {"runs": runs, "cpus": os.cpu_count(), "suites": [], "isolation": [], "own_tests": []}
     with tempfile.TemporaryDirectory() as tmp:
         print(f"suite speed: median of {runs} run(s) on {os.cpu_count()} CPU(s)")
         out["suites"].append(measure("reference plugin, full suite" if not a.smoke else "reference plugin (smoke filter)",
@@ -99,6 +154,8 @@ def main():
                       f"{per_rec:8.3f} ms by the records' durations ({n} cases)")
                 out["isolation"].append({"subject": name, "mode": m, "cases": n, "overhead_ms_per_case": per,
                                          "overhead_ms_per_case_record": per_rec})
+    if a.peers_python:
+        own_tests(a.peers_python, a.python_path or os.path.join(os.path.dirname(a.validator), "python"), runs, out)
     if a.json:
         json.dump(out, open(a.json, "w"), indent=2)
     return 0

@@ -24,10 +24,15 @@ ordered_json run_bench(const AppConfig& cfg) {
   s.batches = cfg.bench_batches;
   s.target_batch_ms = cfg.bench_batch_ms;
   // The values were checked against the options table (options::config_from).
+  if (!cfg.bench_baseline_path.empty() && !cfg.bench_compare_path.empty())
+    throw BadInput{"--compare and --bench-baseline both name an earlier record: give one (--compare prints "
+                   "ratios, --bench-baseline also warns past --bench-threshold)"};
+  const bool compare_only = cfg.bench_baseline_path.empty() && !cfg.bench_compare_path.empty();
+  const std::string& earlier_path = compare_only ? cfg.bench_compare_path : cfg.bench_baseline_path;
   ordered_json baseline;
-  if (!cfg.bench_baseline_path.empty()) {
+  if (!earlier_path.empty()) {
     try {
-      baseline = reports::load_bench_baseline(cfg.bench_baseline_path);
+      baseline = reports::load_bench_baseline(earlier_path);
     } catch (const reports::BadInput& e) {
       throw BadInput{e.what()};
     }
@@ -86,8 +91,17 @@ ordered_json run_bench(const AppConfig& cfg) {
   bench["baseline"] = nullptr;
   bench["warnings"] = ordered_json::array();
   record["bench"] = std::move(bench);
-  if (!baseline.is_null())
-    reports::apply_bench_baseline(record, baseline, cfg.bench_baseline_path, cfg.bench_threshold);
+  if (!baseline.is_null()) {
+    reports::apply_bench_baseline(record, baseline, earlier_path, cfg.bench_threshold);
+    if (compare_only) {  // ratios only: no route is a regression, nothing warns
+      ordered_json& b = record["bench"];
+      for (auto& r : b["routes"])
+        if (r.contains("regression")) r["regression"] = false;
+      b["warnings"] = ordered_json::array();
+      b["baseline"]["threshold"] = nullptr;
+      b["baseline"]["mode"] = "compare";
+    }
+  }
   reports::finalize_summary(record);
   return record;
 }

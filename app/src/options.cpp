@@ -67,6 +67,9 @@ const std::vector<Spec>& table() {
       {"bench_baseline", "", "", Type::path, "", 0, false, "", "PATH", kBench,
        "an earlier run record (or its bench section): a route whose net median exceeds the baseline's "
        "x threshold is a warning (fails only with --strict)"},
+      {"compare", "", "", Type::path, "", 0, false, "", "OLD.json", kBench,
+       "an earlier bench record (or its bench section): print each route's net median as a ratio to "
+       "it, with no verdict (for a regression alarm that can fail, use --bench-baseline)"},
       {"bench_threshold", "", "", Type::number, "1.5", 1, false, "", "X", kBench,
        "regression threshold ratio"},
   };
@@ -180,6 +183,7 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.bench_batch_ms = std::strtod(one("batch_ms").c_str(), nullptr);
   cfg.bench_baseline_path = one("bench_baseline");
   cfg.bench_threshold = std::strtod(one("bench_threshold").c_str(), nullptr);
+  cfg.bench_compare_path = one("compare");
   return cfg;
 }
 

@@ -80,7 +80,7 @@ DLPV_CASES {
           "copy=False with dl_device=CPU for a CUDA array is refused (a copy would be needed)")
       .must({"KW-04"}).role(Role::producer)
       .dtype("float32").device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
-      .needs({need::copy_keyword}).per_kind(kBothKinds)
+      .needs({need::copy_keyword, need::cuda_driver}).per_kind(kBothKinds)
       .proven_by({"no_copy_ignored"})
       .run(needs_copy);
 }

@@ -65,7 +65,7 @@ void race(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("stream.producer.race.cuda0", "data written late on the producer's stream is final on the consumer's stream")
-      .must({"STRM-05", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .must({"STRM-05", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"}).needs({need::cuda_driver})
       .per_kind(kBothKinds)
       .proven_by({"stream_ignored"})
       .run(race);
@@ -119,7 +119,7 @@ void no_sync(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("stream.producer.no_sync.cuda0", "stream=-1: the producer returns without waiting for its device work")
-      .must({"STRM-06"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .must({"STRM-06"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"}).needs({need::cuda_driver})
       .per_kind(kBothKinds)
       .proven_by({"minus_one_syncs"})
       .run(no_sync);
@@ -205,7 +205,7 @@ void copy_on_stream(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("stream.producer.copy_on_stream.cuda0", "copy=True with a consumer stream: the copy runs on that stream")
-      .must({"KW-06", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .must({"KW-06", "DEV-02"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"}).needs({need::cuda_driver})
       .per_kind(kBothKinds)
       .proven_by({"copy_off_stream"})
       .run(copy_on_stream);
@@ -234,7 +234,7 @@ void dl_device_cpu(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("stream.producer.dl_device_cpu.cuda0", "dl_device=CPU from a CUDA array: a synchronised host copy flagged IS_COPIED")
-      .must({"STRM-09", "FLAG-05"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"})
+      .must({"STRM-09", "FLAG-05"}).role(Role::producer).device(CaseDevice{{kDLCUDA, 0}, "cuda0"}).needs({need::cuda_driver})
       .per_kind({StructKind::versioned})
       .proven_by({"dl_device_no_sync", "no_is_copied"})
       .run(dl_device_cpu);

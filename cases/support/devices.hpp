@@ -41,6 +41,7 @@ inline const CaseCudaDevice& cuda_device_named(const std::string& name) {
 inline void declare_cuda_device(Declare& declaration, const std::string& name) {
   const CaseCudaDevice& d = cuda_device_named(name);
   declaration.device(CaseDevice{{d.type, d.id}, d.name});
+  declaration.also_needs(need::cuda_driver);  // need_cuda's first question, settled before a worker starts
 }
 inline const CaseCudaDevice& cuda_device_of(CaseContext& ctx) {
   return cuda_device_named(ctx.info().params.at("device"));

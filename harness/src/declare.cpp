@@ -1,5 +1,6 @@
 // harness/src/declare.cpp: the case declaration builder (declare.hpp).
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/tensor.hpp>
 
@@ -134,6 +135,11 @@ Declare& Declare::label(std::string key, std::string value) {
 }
 Declare& Declare::needs(std::vector<std::string> capabilities) {
   info_.needs = std::move(capabilities);
+  return *this;
+}
+Declare& Declare::also_needs(const std::string& capability) {
+  if (std::find(info_.needs.begin(), info_.needs.end(), capability) == info_.needs.end())
+    info_.needs.push_back(capability);
   return *this;
 }
 Declare& Declare::only_for(std::vector<std::string> subject_kinds) {

@@ -51,6 +51,7 @@ json subject_to_json(const SubjectInfo& s) {
           {"major", s.dlpack_version.major},
           {"minor", s.dlpack_version.minor},
           {"capabilities", s.capabilities},
+          {"absent", s.absent},
           {"notes", s.notes}};
 }
 
@@ -63,6 +64,9 @@ SubjectInfo subject_from_json(const json& j) {
   s.dlpack_version = DLPackVersion{j.value("major", 0u), j.value("minor", 0u)};
   s.capabilities = j.value("capabilities", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
+  // Why capabilities are absent, as the worker's probes found it: the supervisor words a skip
+  // it decides itself exactly as the worker would.
+  s.absent = j.value("absent", std::map<std::string, std::string>{});
   return s;
 }
 

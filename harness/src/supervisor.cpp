@@ -20,6 +20,7 @@
 #include <deque>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "protocol.hpp"
 #include "worker_process.hpp"
@@ -68,6 +69,10 @@ constexpr int kMaxFruitlessWorkers = 6;
 /// Output tails kept for the whole run (results and incidents); past it, 2 KiB each.
 constexpr size_t kTailBudget = 16u << 20;
 constexpr size_t kSmallTail = 2048;
+/// Spare workers kept loading ahead: one per case to come that will want a fresh process
+/// (crash-prone cases, or every case with --isolate=case), this many at most: neighbouring
+/// crash-prone cases each need a fresh process, and two loading at once keep two cores busy.
+constexpr size_t kSpares = 2;
 
 /// What the loader was doing when a worker died while loading, and what requirement a death
 /// there breaks (the probe steps exercise the library's own DLPack code).
@@ -125,24 +130,49 @@ std::string quote_line(const std::string& line) {
 
 class Supervisor {
  public:
+  /// A worker started ahead of the case that will need it, loading `preload` meanwhile.
+  struct Spare {
+    std::unique_ptr<WorkerProcess> proc;
+    std::vector<int> preload;
+  };
+
   Supervisor(const RunOptions& o, RunResult& r)
       : opt_(o), run_(r), memory_limit_mib_(memory_limit_mib()) {}
 
   /// Start a worker and complete its handshake. The first one loads every subject and
-  /// describes them; later ones (after a crash, or with --isolate=case) are lazy. False with
-  /// `out` (and `failed_load_`) filled when it died, hung or broke the protocol while loading;
-  /// throws SubjectLoadError on a clean load error (bad input).
-  bool start(CaseOutcome& out) {
-    worker_ = std::make_unique<WorkerProcess>();
+  /// describes them; later ones (after a crash, with --isolate=case, or for a crash-prone
+  /// case) are lazy and load `preload` before their hello. False with `out` (and
+  /// `failed_load_`) filled when it died, hung or broke the protocol while loading; throws
+  /// SubjectLoadError on a clean load error (bad input).
+  bool start(CaseOutcome& out, const std::vector<int>& preload = {}) {
+    worker_ = spawn_worker(preload);
+    loaded_ = run_.subjects.empty() ? all_subjects() : preload;
+    return handshake(out);
+  }
+
+  /// A spare started earlier becomes the current worker: its hello (it may still be loading).
+  bool adopt(Spare& spare, CaseOutcome& out) {
+    worker_ = std::move(spare.proc);
+    loaded_ = std::move(spare.preload);
+    spare = Spare{};
+    return handshake(out);
+  }
+
+  std::unique_ptr<WorkerProcess> spawn_worker(const std::vector<int>& preload) {
+    auto w = std::make_unique<WorkerProcess>();
     std::string err;
-    // The first worker loads every subject (its hello describes them); later ones (after a
-    // crash or with --isolate=case) load only what their cases need.
-    if (!worker_->spawn(opt_.worker_command, opt_.subject_paths, case_timeout_s_, memory_limit_mib_, err,
-                        !run_.subjects.empty()))
+    // The first worker loads every subject (its hello describes them); later ones are lazy.
+    if (!w->spawn(opt_.worker_command, opt_.subject_paths, case_timeout_s_, memory_limit_mib_, err,
+                  !run_.subjects.empty(), preload))
       throw std::runtime_error(err);
     ++run_.workers_started;
+    return w;
+  }
+
+  /// Wait for the current worker's hello (its loading has the load deadline, not a case's).
+  bool handshake(CaseOutcome& out) {
     ++fruitless_;  // until it finishes a case
-    answered_ = false;
+    answered_ = -1;
     failed_load_ = LoadStep{};
     const auto t0 = Clock::now();
     // Loading (dlopen or import, then the probes) has the load deadline, not a case's.
@@ -197,15 +227,63 @@ class Supervisor {
   }
   /// Run one case. False when it was not run (the subject's workers keep dying before any
   /// case can run: see gave_up()).
-  bool run_one(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
+  /// Run one case: in the side worker when `side` (a case predicted to end its process, so
+  /// that the main worker, with every subject loaded, survives it), else in the main worker.
+  /// False when it was not run (the subject's workers keep dying before any case can run: see
+  /// gave_up()).
+  bool run_one(const CaseInfo& info, int subject, int peer, CaseOutcome& out, bool side = false) {
+    // --isolate=case: the last case's worker exits while this case runs in the next one.
+    if (opt_.isolation == Isolation::per_case && worker_ && !last_label_.empty()) {
+      retire("after " + last_label_, last_subject_, last_result(), false);
+      last_label_.clear();
+    }
+    if (side) swap_side();
+    in_side_ = side;
+    const bool ran = run_here(info, subject, peer, out);
+    in_side_ = false;
+    if (side) swap_side();
+    settle_retired();
+    return ran;
+  }
+
+  /// What run_cases knows about the cases ahead, for the spares: the subjects each of the next
+  /// cases that will want a fresh worker needs (at most kSpares of them): the crash-prone ones,
+  /// or with --isolate=case the next cases.
+  void upcoming(std::vector<std::vector<int>> needs) { next_side_needs_ = std::move(needs); }
+
+ private:
+  bool run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
     const std::string label = peer >= 0 ? fmt::format("{} (subject {} -> {})", info.id, subject, peer)
                                         : run_.subjects.size() > 1 ? fmt::format("{} (subject {})", info.id, subject)
                                                                    : info.id;
     for (;;) {
       if (gave_up()) return false;
+      const std::vector<int> need = need_for(subject, peer);
+      // A worker imports only after what it has already loaded (the first worker's order):
+      // one that would have to load a subject out of that order is ended, and a fresh one
+      // serves the case.
+      if (worker_ && !in_order(loaded_, need))
+        retire("before " + label + " (it would load subjects out of order)", subject, last_result(), false);
       if (!worker_) {
         CaseOutcome lo;
-        if (!start(lo)) {  // a lazy worker loads nothing before its hello: an odd death
+        Spare* spare = &spare_main_;
+        const bool pooled = in_side_ || opt_.isolation == Isolation::per_case;
+        if (pooled) {
+          auto it = std::find_if(side_spares_.begin(), side_spares_.end(),
+                                 [&](const Spare& sp) { return sp.preload == need; });
+          spare = it == side_spares_.end() ? nullptr : &*it;
+        }
+        const bool ready = spare && spare->proc && !confirming_ && spare->preload == need;
+        bool started;
+        if (ready) {
+          started = adopt(*spare, lo);
+          if (pooled)
+            side_spares_.erase(std::find_if(side_spares_.begin(), side_spares_.end(),
+                                            [](const Spare& sp) { return !sp.proc; }));
+        } else {
+          started = start(lo, need);
+        }
+        if (!started) {  // a death while loading again
           incident(lo.status == Status::timeout ? "unresponsive" : lo.status == Status::error ? "protocol" : "died",
                    "a fresh worker did not start: " + lo.message, lo.signal, label, subject, lo.output_tail);
           continue;
@@ -225,6 +303,7 @@ class Supervisor {
           continue;
         }
       }
+      prefetch();
       const std::string nonce = protocol::make_nonce();
       const std::string command = peer >= 0 ? fmt::format("run {} {} {} {}\n", nonce, subject, info.id, peer)
                                             : fmt::format("run {} {} {}\n", nonce, subject, info.id);
@@ -347,30 +426,42 @@ class Supervisor {
           out.output_tail = take_tail();
         }
         worker_.reset();
+        if (!in_side_) main_died_ = true;  // from now on a spare main is kept warm
         fruitless_ = 0;  // the worker died in a case it had accepted: it did run cases
         return true;
       }
       if (!worker_) continue;  // the load incident above: run the case again
-      answered_ = true;  // this worker's last words were this case's result
-      if (opt_.isolation == Isolation::per_case) retire("after " + label, subject, &out);
+      for (int i : {subject, peer})
+        if (i >= 0 && std::find(loaded_.begin(), loaded_.end(), i) == loaded_.end()) loaded_.push_back(i);
+      std::sort(loaded_.begin(), loaded_.end());
+      answered_ = static_cast<long>(run_.results.size());  // its last words: this case's result (kept next)
+      last_label_ = label;  // --isolate=case: retired when the next case begins (run_one)
+      last_subject_ = subject;
       return true;
     }
   }
 
+ public:
   /// A case that timed out, run once more alone in a fresh worker with twice the time
   /// (DESIGN §7: a timeout is confirmed before it is reported). `out` holds the first try and
   /// becomes the result: the second try's, with the first try noted. The worker of the second
   /// try is ended afterwards, so the cases after it run under the usual limit.
-  void confirm_timeout(const CaseInfo& info, int subject, int peer, CaseOutcome& out) {
+  void confirm_timeout(const CaseInfo& info, int subject, int peer, CaseOutcome& out, bool side = false) {
     const std::string first = out.message;
+    if (side) swap_side();
+    in_side_ = side;
     kill_worker();  // no-op when the timeout already ended it
     worker_.reset();
     case_timeout_s_ = 2 * opt_.timeout_s;
+    confirming_ = true;  // a spare was told the usual case time: the second try starts its own
     CaseOutcome second;
-    const bool ran = run_one(info, subject, peer, second);
+    const bool ran = run_here(info, subject, peer, second);
+    confirming_ = false;
     case_timeout_s_ = opt_.timeout_s;
     kill_worker();
     worker_.reset();
+    in_side_ = false;
+    if (side) swap_side();
     if (!ran) return;  // the subject's workers stopped starting: the first try stands
     out = second;
     if (second.status == Status::timeout) {
@@ -442,21 +533,105 @@ class Supervisor {
   const LoadStep& failed_load() const { return failed_load_; }
 
   void finish() {
-    if (worker_) retire("at the end of the run", -1, last_result());
+    // Spares never served a case: ended without a verdict on their exit.
+    spare_main_ = Spare{};
+    side_spares_.clear();
+    if (side_) {
+      swap_side();
+      retire("at the end of the run", -1, last_result());
+      swap_side();
+    }
+    if (worker_)
+      retire(opt_.isolation == Isolation::per_case ? "after " + last_label_ : "at the end of the run",
+             opt_.isolation == Isolation::per_case ? last_subject_ : -1, last_result());
+    settle_retired();
   }
 
  private:
+  std::vector<int> all_subjects() const {
+    std::vector<int> all;
+    for (size_t i = 0; i < std::max(run_.subjects.size(), opt_.subject_paths.size()); ++i)
+      all.push_back(static_cast<int>(i));
+    return all;
+  }
 
+  /// The subjects a fresh worker for this case loads: the case's own (and its peer's) in a side
+  /// worker or with --isolate=case; every subject for the main worker, which serves all the
+  /// cases to come.
+  std::vector<int> need_for(int subject, int peer) const {
+    if (!in_side_ && opt_.isolation != Isolation::per_case) return all_subjects();
+    std::vector<int> need{subject};
+    if (peer >= 0 && peer != subject) need.push_back(peer);
+    std::sort(need.begin(), need.end());
+    return need;
+  }
+
+  /// True when a worker that has loaded `loaded` can serve a case needing `need` by loading
+  /// the rest after what it has (never a subject before one loaded later on the command line).
+  static bool in_order(const std::vector<int>& loaded, const std::vector<int>& need) {
+    const int last = loaded.empty() ? -1 : loaded.back();
+    for (int i : need)
+      if (i < last && std::find(loaded.begin(), loaded.end(), i) == loaded.end()) return false;
+    return true;
+  }
+
+  void swap_side() {
+    std::swap(worker_, side_);
+    std::swap(loaded_, side_loaded_);
+    std::swap(answered_, side_answered_);
+  }
+
+  /// Start the workers the next cases will want while this one runs, so that a crash costs a
+  /// process swap rather than an import: with --isolate=case the next case's worker; else a
+  /// spare main worker (every subject loaded) once one has died, and a side worker for the
+  /// next crash-prone case unless the side worker there can serve it and is not about to be
+  /// tested by a predicted crash itself.
+  void prefetch() {
+    auto want = [&](Spare& spare, const std::vector<int>& need) {
+      if (need.empty() || (spare.proc && spare.preload == need)) return;
+      spare = Spare{};  // a spare for other subjects: ended unused
+      spare.proc = spawn_worker(need);
+      spare.preload = need;
+    };
+    // Pooled spares: one per case ahead that wants a fresh worker (with --isolate=case every
+    // case; else the crash-prone ones, except one the idle side worker can take).
+    std::vector<std::vector<int>> wanted;
+    const bool per_case = opt_.isolation == Isolation::per_case;
+    if (!per_case && main_died_) want(spare_main_, all_subjects());
+    for (size_t i = 0; i < next_side_needs_.size(); ++i) {
+      if (!per_case && i == 0 && !in_side_ && side_ && in_order(side_loaded_, next_side_needs_[0])) continue;
+      wanted.push_back(next_side_needs_[i]);
+    }
+    std::deque<Spare> keep;
+    for (const std::vector<int>& need : wanted) {
+      auto it = std::find_if(side_spares_.begin(), side_spares_.end(),
+                             [&](const Spare& sp) { return sp.proc && sp.preload == need; });
+      if (it != side_spares_.end()) {
+        keep.push_back(std::move(*it));
+      } else {
+        keep.emplace_back();
+        want(keep.back(), need);
+      }
+    }
+    side_spares_ = std::move(keep);  // spares no case ahead needs are ended unused
+  }
 
   /// End a worker that is done (end of run, or --isolate=case): its commands closed, it must
   /// exit 0. Dying on the way out (a library's exit handler or destructor) is an incident.
-  void retire(const std::string& when, int subject, CaseOutcome* last) {
+  /// With `wait` false the worker is told to stop and left to exit while the next case runs;
+  /// settle_retired() collects its exit status after that case (a fixed point, so the
+  /// incidents' order does not depend on timing).
+  void retire(const std::string& when, int subject, CaseOutcome* last, bool wait = true) {
     std::string unasked;
     if (worker_->check_idle(unasked) == WorkerProcess::Idle::data) {
       spoke_unasked(unasked, last, " (" + when + ")", "", subject);
       return;
     }
     worker_->close_commands();
+    if (!wait) {
+      retiring_.push_back({std::move(worker_), when, subject});
+      return;
+    }
     const int status = worker_->reap(static_cast<int>(opt_.timeout_s * 1000));
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       std::string sig;
@@ -465,6 +640,19 @@ class Supervisor {
                take_tail());
     }
     worker_.reset();
+  }
+
+  void settle_retired() {
+    for (Retiring& r : retiring_) {
+      const int status = r.proc->reap(static_cast<int>(opt_.timeout_s * 1000));
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+      std::string sig;
+      const std::string why = death_text(status, &sig, r.proc->max_rss_kib(), memory_limit_mib_);
+      run_.incidents.push_back(Incident{"died", "the worker did not exit cleanly when told to stop (" + r.when +
+                                                    "): " + why,
+                                        sig, "", r.subject, budget_tail(r.proc->tail())});
+    }
+    retiring_.clear();
   }
 
   /// The worker wrote while no case was running. A second result, or any line after its last
@@ -481,7 +669,9 @@ class Supervisor {
 
   /// The result the current worker gave last, when its result was the last thing it did.
   CaseOutcome* last_result() {
-    return answered_ && worker_ && !run_.results.empty() ? &run_.results.back().outcome : nullptr;
+    return answered_ >= 0 && worker_ && answered_ < static_cast<long>(run_.results.size())
+               ? &run_.results[static_cast<size_t>(answered_)].outcome
+               : nullptr;
   }
 
   /// A worker that writes after its result: that result is not believed (it may have been a
@@ -495,7 +685,7 @@ class Supervisor {
     last->message = "worker protocol violated: after this case's result the worker wrote " + quote_line(unasked) +
                     " (a second result, or a line the library wrote into the event pipe); the result (" + believed +
                     ") is not believed and the worker was killed";
-    answered_ = false;
+    answered_ = -1;
     return true;
   }
 
@@ -549,6 +739,9 @@ class Supervisor {
     if (!worker_) return {};
     std::string t = worker_->tail();
     worker_->clear_tail();
+    return budget_tail(std::move(t));
+  }
+  std::string budget_tail(std::string t) {
     if (tail_bytes_ + t.size() > kTailBudget && t.size() > kSmallTail) t.erase(0, t.size() - kSmallTail);
     tail_bytes_ += t.size();
     return t;
@@ -563,11 +756,33 @@ class Supervisor {
   double case_timeout_s_ = opt_.timeout_s;  ///< the time a case gets now (twice as much to confirm a timeout)
   const unsigned long long memory_limit_mib_;
   std::unique_ptr<WorkerProcess> worker_;
+  std::vector<int> loaded_;  ///< the subjects worker_ has loaded, ascending
+  /// The side worker (crash-prone cases), and its state while the main worker is current.
+  std::unique_ptr<WorkerProcess> side_;
+  std::vector<int> side_loaded_;
+  long side_answered_ = -1;
+  Spare spare_main_;
+  std::deque<Spare> side_spares_;
+  /// Workers told to stop and not yet reaped (settle_retired).
+  struct Retiring {
+    std::unique_ptr<WorkerProcess> proc;
+    std::string when;
+    int subject = -1;
+  };
+  std::vector<Retiring> retiring_;
+  std::string last_label_;  ///< the case the current worker served last (--isolate=case)
+  int last_subject_ = -1;
+  std::vector<std::vector<int>> next_side_needs_;
+  bool in_side_ = false;     ///< the current case runs in the side worker
+  bool main_died_ = false;   ///< a main worker died in a case: keep a spare main warm
+  bool confirming_ = false;  ///< a timeout's second try: a fresh worker with twice the time
   int fruitless_ = 0;
   std::string gave_up_reason_;
   LoadStep failed_load_;
   size_t tail_bytes_ = 0;
-  bool answered_ = false;  ///< the current worker's last event was a result run_cases kept
+  /// The index in run_.results of the result the current worker gave last, when that result
+  /// was its last event (-1: none).
+  long answered_ = -1;
 };
 
 }  // namespace
@@ -689,18 +904,75 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     } else {
       NotRun rest;
       std::string stopped;  // -x: the result that ended the run
-      for (const CaseResult& r : planned) {
+      // The supervisor decides skips itself: a case whose needs the subject's probed
+      // capabilities rule out gets its skip here, under every isolation mode, with no worker.
+      std::vector<std::string> skip_reason(planned.size());
+      for (size_t k = 0; k < planned.size(); ++k)
+        skip_reason[k] = missing_need(*planned[k].info, run.subjects[static_cast<size_t>(planned[k].subject)]);
+      // Crash-prone cases run in a side worker: the baseline expects a crash or timeout, or
+      // this run saw the same case end a worker (for a pair case: the same case with the same
+      // consumer, or any case of the same producer and consumer).
+      std::set<std::pair<std::string, int>> died_ids;  // (case id, peer; -1 for one-subject cases)
+      std::set<std::pair<int, int>> died_pairs;
+      std::vector<signed char> baseline_death(planned.size(), -1);
+      auto prone = [&](size_t k) {
+        const CaseResult& r = planned[k];
+        if (options.isolation != Isolation::worker || !skip_reason[k].empty()) return false;
+        if (died_ids.count({r.info->id, r.peer}) || (r.peer >= 0 && died_pairs.count({r.subject, r.peer})))
+          return true;
+        if (baseline_death[k] < 0) baseline_death[k] = options.expect_death && options.expect_death(run.subjects, r);
+        return baseline_death[k] == 1;
+      };
+      auto need_of = [&](size_t k) {
+        std::vector<int> need{planned[k].subject};
+        if (planned[k].peer >= 0 && planned[k].peer != planned[k].subject) need.push_back(planned[k].peer);
+        std::sort(need.begin(), need.end());
+        return need;
+      };
+      std::vector<size_t> prone_ahead;
+      size_t prone_history = 0;
+      for (size_t k = 0; k < planned.size(); ++k) {
+        const CaseResult& r = planned[k];
         CaseResult done = r;
         if (!stopped.empty() || !rest.cases.empty()) {
           rest.cases.push_back(label(r));
           continue;
         }
         if (options.progress) options.progress(run.results.size(), planned.size(), label(r));
-        if (!sup.run_one(*r.info, r.subject, r.peer, done.outcome)) {
-          rest.cases.push_back(label(r));
-          continue;
+        if (!skip_reason[k].empty()) {
+          done.outcome = skipped_outcome(skip_reason[k]);
+        } else {
+          std::vector<std::vector<int>> side_needs;
+          if (options.isolation == Isolation::per_case) {
+            for (size_t j = k + 1; j < planned.size() && side_needs.size() < kSpares; ++j)
+              if (skip_reason[j].empty()) side_needs.push_back(need_of(j));
+          } else {
+            // The next crash-prone cases after this one (kept until passed, or until a death
+            // changes what is predicted).
+            if (prone_ahead.empty() || prone_ahead.front() <= k ||
+                prone_history != died_ids.size() + died_pairs.size()) {
+              prone_history = died_ids.size() + died_pairs.size();
+              prone_ahead.clear();
+              for (size_t j = k + 1; j < planned.size() && prone_ahead.size() < kSpares; ++j)
+                if (prone(j)) prone_ahead.push_back(j);
+              if (prone_ahead.empty()) prone_ahead.push_back(planned.size());  // none ahead
+            }
+            for (size_t j : prone_ahead)
+              if (j < planned.size()) side_needs.push_back(need_of(j));
+          }
+          sup.upcoming(side_needs);
+          const bool side = prone(k);
+          if (!sup.run_one(*r.info, r.subject, r.peer, done.outcome, side)) {
+            rest.cases.push_back(label(r));
+            continue;
+          }
+          if (done.outcome.status == Status::timeout)
+            sup.confirm_timeout(*r.info, r.subject, r.peer, done.outcome, side);
+          if (done.outcome.status == Status::crash || done.outcome.status == Status::timeout) {
+            died_ids.insert({r.info->id, r.peer});
+            if (r.peer >= 0) died_pairs.insert({r.subject, r.peer});
+          }
         }
-        if (done.outcome.status == Status::timeout) sup.confirm_timeout(*r.info, r.subject, r.peer, done.outcome);
         run.results.push_back(std::move(done));
         if (options.stop_after && options.stop_after(run.subjects, run.results.back()))
           stopped = stopped_reason(run.results.back());

@@ -2,6 +2,7 @@
 // runs the cases the supervisor names, one at a time, streaming a result per case.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/bench.hpp>
+#include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <fcntl.h>
 #include <signal.h>
@@ -122,17 +123,44 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       write_event({{"event", "load_error"}, {"subject", i}, {"message", e.message}});
       return 0;
     }
-    infos.push_back(protocol::subject_to_json(subjects[i]->info()));
+    nlohmann::json info = protocol::subject_to_json(subjects[i]->info());
+    // The machine's CUDA, asked once here for the supervisor: without a driver and device it
+    // skips the cases that need one without starting a worker for each (the reason is the one
+    // need_cuda gives in the case body).
+    if (std::string why; !cuda::available(&why)) info["absent"]["cuda_driver"] = why;
+    infos.push_back(std::move(info));
+  }
+  // A spare worker (DLPV_WORKER_PRELOAD=I,J,...: lazy, started ahead of the case it will
+  // serve) loads the subjects that case needs before its hello, in the order given: the
+  // supervisor lists them in the first worker's order, the order known to load safely. A
+  // clean load error here is left for the case to meet again (in ensure, as a lazy worker would).
+  if (const char* pre = std::getenv("DLPV_WORKER_PRELOAD"); lazy && pre) {
+    for (const char* p = pre; *p;) {
+      char* end = nullptr;
+      const long i = std::strtol(p, &end, 10);
+      if (end == p) break;
+      p = *end == ',' ? end + 1 : end;
+      if (i < 0 || i >= static_cast<long>(specs.size()) || subjects[static_cast<size_t>(i)]) continue;
+      g_loading_subject = static_cast<int>(i);
+      announce_load_step("start");
+      try {
+        subjects[static_cast<size_t>(i)] = loader(specs[static_cast<size_t>(i)], static_cast<int>(i));
+      } catch (const SubjectLoadError&) {
+      }
+    }
   }
   g_loading_subject = -1;
   keep_stdio_open();
   write_event({{"event", "hello"}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
-  // Makes subject `upto` usable (lazy workers): loads every subject up to it that is not yet
-  // loaded, in the command line's order, the order the first worker used (libraries can depend
-  // on it: Paddle crashes when imported after TensorFlow). False with `why` if one cannot load.
-  auto ensure = [&](int upto, std::string& why) {
-    for (int i = 0; i <= upto; ++i) {
-      if (subjects[static_cast<size_t>(i)]) continue;
+  // Makes subjects `a` and `b` (-1: none) usable in a lazy worker: loads the missing ones, the
+  // lower index first. The supervisor sends a worker only cases whose missing subjects all come
+  // after every subject it has loaded (see load_in_order), so each worker imports in the
+  // command line's order, the order the first worker loaded them safely in (libraries can
+  // depend on it: Paddle crashes when imported after TensorFlow). False with `why` if one
+  // cannot load.
+  auto ensure = [&](int a, int b, std::string& why) {
+    for (int i : {std::min(a, b), std::max(a, b)}) {
+      if (i < 0 || subjects[static_cast<size_t>(i)]) continue;
       g_loading_subject = i;
       announce_load_step("start");
       try {
@@ -162,7 +190,7 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       g_nonce = bench_nonce;
       std::vector<Subject*> all;
       std::string why;
-      ensure(static_cast<int>(subjects.size()) - 1, why);
+      for (int i = 0; i < static_cast<int>(subjects.size()); ++i) ensure(i, -1, why);
       for (auto& s : subjects)
         if (s) all.push_back(s.get());
       nlohmann::json section;
@@ -194,7 +222,7 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       out.status = Status::error;
       out.phase = "setup";
       out.message = std::string("malformed worker command: ") + line;
-    } else if (!ensure(std::max(subject, peer), load_problem)) {
+    } else if (!ensure(subject, peer, load_problem)) {
       out.status = Status::error;
       out.phase = "load";
       out.message = load_problem;

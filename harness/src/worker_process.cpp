@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,7 +68,8 @@ int dup_high(int fd) {
 
 bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
                           double case_timeout_s,
-                          unsigned long long memory_limit_mib, std::string& err, bool lazy) {
+                          unsigned long long memory_limit_mib, std::string& err, bool lazy,
+                          const std::vector<int>& preload) {
     int ctl[2], evt[2], out[2], errp[2];
     if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
         pipe2(errp, O_CLOEXEC)) {
@@ -117,6 +119,7 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     for (char** e = environ; e && *e; ++e) {
       if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_LAZY=", 17) == 0) continue;
+      if (std::strncmp(*e, "DLPV_WORKER_PRELOAD=", 20) == 0) continue;
       if (std::strncmp(*e, "DLPV_CASE_TIMEOUT_S=", 20) == 0) continue;
 #ifdef DLPV_UNDER_ASAN
       if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
@@ -128,6 +131,9 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     envp.push_back(case_limit.data());
     std::string lazy_var = "DLPV_WORKER_LAZY=1";
     if (lazy) envp.push_back(lazy_var.data());
+    std::string preload_var = "DLPV_WORKER_PRELOAD=";
+    for (size_t i = 0; i < preload.size(); ++i) preload_var += (i ? "," : "") + std::to_string(preload[i]);
+    if (lazy && !preload.empty()) envp.push_back(preload_var.data());
     envp.push_back(nullptr);
     int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
@@ -146,6 +152,10 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
       return false;
     }
     pgid_ = pid_;
+    // A descriptor that becomes readable when the worker exits, so reaping waits on the exit
+    // itself rather than polling at a fixed interval.
+    pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+    if (pidfd_ >= 0) fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
     return true;
   }
 
@@ -238,7 +248,15 @@ int WorkerProcess::reap(int grace_ms) {
         wait_for(0);
         break;
       }
-      pump(20);
+      // Output first; once every pipe is closed, wait on the exit itself.
+      if (evt_ >= 0 || out_ >= 0 || err_ >= 0) {
+        pump(20);
+      } else if (pidfd_ >= 0) {
+        pollfd p{pidfd_, POLLIN, 0};
+        poll(&p, 1, 20);
+      } else {
+        usleep(1000);
+      }
     }
     kill_leftovers();
     pump(0);
@@ -252,7 +270,7 @@ void WorkerProcess::kill_and_reap() {
       wait_for(0);
     }
     kill_leftovers();
-    for (int* fd : {&ctl_, &evt_, &out_, &err_})
+    for (int* fd : {&ctl_, &evt_, &out_, &err_, &pidfd_})
       if (*fd >= 0) { close(*fd); *fd = -1; }
   }
 
@@ -302,6 +320,10 @@ bool WorkerProcess::wait_for(int flags) {
     status_ = status;
     max_rss_kib_ = ru.ru_maxrss;
     pid_ = -1;
+    if (pidfd_ >= 0) {
+      close(pidfd_);
+      pidfd_ = -1;
+    }
     return true;
   }
 

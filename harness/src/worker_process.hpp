@@ -32,10 +32,12 @@ class WorkerProcess {
 
   /// `lazy`: the worker loads each subject when a case first needs it, not all at start (the
   /// supervisor already knows the subjects from an earlier worker; after a crash only what the
-  /// next cases need is imported again).
+  /// next cases need is imported again). `preload` (lazy only): the subjects it loads before
+  /// its hello, in this order (a spare started ahead of the case that will need them).
   /// `case_timeout_s` reaches the worker as DLPV_CASE_TIMEOUT_S (case_time_limit_s()).
   bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects, double case_timeout_s,
-             unsigned long long memory_limit_mib, std::string& err, bool lazy = false);
+             unsigned long long memory_limit_mib, std::string& err, bool lazy = false,
+             const std::vector<int>& preload = {});
   /// Write a command. False when the worker is gone (EPIPE): SIGPIPE is blocked for the
   /// write and a pending one consumed, so a dead worker never kills the caller.
   bool send(const std::string& line);
@@ -73,6 +75,7 @@ class WorkerProcess {
   size_t pump(int timeout_ms);
 
   pid_t pid_ = -1, pgid_ = -1;
+  int pidfd_ = -1;  ///< readable when the worker has exited (Linux 5.3+; -1: poll in 1 ms steps)
   int ctl_ = -1, evt_ = -1, out_ = -1, err_ = -1;
   int status_ = 0;
   long max_rss_kib_ = 0;

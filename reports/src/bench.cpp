@@ -271,9 +271,33 @@ std::string bench_text(const json& run) {
     out += fmt::format(FMT_STRING("  {:<11} {} on {}: {}\n"), r->status == "error" ? "ERROR" : "unavailable",
                        r->route, r->subjects, one_line(r->reason, 300));
   const json& base = member(b, "baseline");
-  if (base.is_object())
-    out += fmt::format(FMT_STRING("\ncompared with {} (threshold {}x): {} route(s) compared, {} regression(s)\n"),
-                       text(base, "path"), text(base, "threshold"), text(base, "compared"), bench_warnings(run));
+  if (base.is_object()) {
+    if (text(base, "mode") == "compare")
+      out += fmt::format(FMT_STRING("\ncompared with {} (ratios only, no verdict): {} route(s) compared\n"),
+                         text(base, "path"), text(base, "compared"));
+    else
+      out += fmt::format(FMT_STRING("\ncompared with {} (threshold {}x): {} route(s) compared, {} regression(s)\n"),
+                         text(base, "path"), text(base, "threshold"), text(base, "compared"), bench_warnings(run));
+    // The ratios in one line: their geometric mean and the extremes, naming the routes.
+    double log_sum = 0;
+    size_t n = 0;
+    const json* lo = nullptr;
+    const json* hi = nullptr;
+    for (const auto& r : array_at(b, "routes")) {
+      auto it = r.find("ratio");
+      if (it == r.end() || !it->is_number() || it->get<double>() <= 0) continue;
+      log_sum += std::log(it->get<double>());
+      ++n;
+      if (!lo || it->get<double>() < (*lo)["ratio"].get<double>()) lo = &r;
+      if (!hi || it->get<double>() > (*hi)["ratio"].get<double>()) hi = &r;
+    }
+    if (n > 0)
+      out += fmt::format(FMT_STRING("  net median now / then: geometric mean {:.3f}; lowest {:.3f} ({} on {}); "
+                                    "highest {:.3f} ({} on {})\n"),
+                         std::exp(log_sum / static_cast<double>(n)), (*lo)["ratio"].get<double>(), text(*lo, "route"),
+                         route_subjects(run, *lo), (*hi)["ratio"].get<double>(), text(*hi, "route"),
+                         route_subjects(run, *hi));
+  }
   for (const auto& line : bench_warning_lines(run)) out += "  WARN " + line + "\n";
 
   std::size_t measured = 0;

@@ -48,7 +48,9 @@ TEST_CASE("a segfault in the library is a crash with the signal and phase; the r
   }
   CHECK(crashes == 2);
   CHECK(passes == 2);
-  CHECK(r.workers_started == 2);  // the first crash ends a worker; the next case gets a fresh one
+  // The first crash ends a worker and the next case gets a fresh one; from then on a spare is
+  // kept warm (started while that case runs, ended unused at the end of the run).
+  CHECK(r.workers_started == 3);
 }
 
 TEST_CASE("a hang is a timeout naming the phase") {
@@ -159,5 +161,20 @@ TEST_CASE("-x: the run stops after the result the predicate picks; the rest is l
     REQUIRE(seen.size() == 3);  // before each of the two cases run, and the end
     CHECK(seen[0] == std::make_pair(size_t{0}, size_t{4}));
     CHECK(seen[2] == std::make_pair(size_t{2}, size_t{2}));
+  }
+}
+
+TEST_CASE("a skip the subject's description settles costs no worker, under every isolation mode") {
+  for (Isolation iso : {Isolation::worker, Isolation::per_case}) {
+    RunResult r = run_on(DLPV_REFERENCE_PLUGIN, {"device.producer.*"}, iso);
+    REQUIRE(!r.results.empty());
+    REQUIRE(r.subjects.size() == 1);
+    const auto absent = r.subjects[0].absent.find("cuda_driver");
+    if (absent == r.subjects[0].absent.end()) continue;  // this machine has CUDA: the cases run
+    CHECK(r.workers_started == 1);  // the one that loaded and described the subject
+    for (const auto& c : r.results) {
+      CHECK(c.outcome.status == Status::skip);
+      CHECK(c.outcome.message == absent->second);  // need_cuda's words, as the worker gives them
+    }
   }
 }

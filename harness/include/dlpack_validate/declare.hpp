@@ -72,6 +72,7 @@ inline constexpr const char* release_array = "release_array";
 inline constexpr const char* exchange_api = "exchange_api";
 inline constexpr const char* copy_keyword = "copy_keyword";
 inline constexpr const char* consumer_protocol = "consumer_protocol";
+inline constexpr const char* cuda_driver = "cuda_driver";
 }  // namespace need
 
 /// The capability a case needs to import (export) a struct of kind k: import_versioned ...
@@ -117,6 +118,8 @@ class Declare {
   Declare& label(std::string key, std::string value);
 
   Declare& needs(std::vector<std::string> capabilities);
+  /// One more capability after those already named (for an axis's apply hook).
+  Declare& also_needs(const std::string& capability);
   Declare& only_for(std::vector<std::string> subject_kinds);
   /// The fixtures whose planted bug this case catches (names in tests/proofs/*.tsv).
   Declare& proven_by(std::vector<std::string> fixtures);

@@ -37,6 +37,10 @@ struct RunOptions {
   /// -x/--exitfirst: asked after each result; true ends the run there, and the cases left are
   /// listed once as not run (the reason names the result that stopped it).
   std::function<bool(const std::vector<SubjectInfo>& subjects, const struct CaseResult& result)> stop_after;
+  /// Asked (at most once per case) whether the user's baseline expects this case to crash or
+  /// time out: such a case runs in a side worker, so that the main worker, with every subject
+  /// loaded, survives it (a scheduling choice only: the case's result is the same).
+  std::function<bool(const std::vector<SubjectInfo>& subjects, const struct CaseResult& planned)> expect_death;
 };
 
 struct CaseResult {
@@ -103,6 +107,16 @@ std::string bench_in_worker(const RunOptions& options, const std::string& settin
 
 /// The current UTC time as the run record writes it (ISO 8601).
 std::string iso_now();
+
+/// Why `info` cannot run on a subject described by `s` (a need its probed capabilities rule
+/// out, with the subject's own reason where it gave one), or empty. The supervisor asks it
+/// before starting any process for a case (DESIGN §7: a skip costs no worker), and
+/// run_case_in_process asks it again, so both isolation paths skip with the same words.
+std::string missing_need(const CaseInfo& info, const SubjectInfo& s);
+
+/// The outcome of a case skipped before its body ran (what run_case_in_process returns then,
+/// apart from the duration).
+CaseOutcome skipped_outcome(const std::string& reason);
 
 /// Run one case in this process (what a worker does per case). Missing capabilities and a
 /// legacy-only subject turn into reasoned skips here.

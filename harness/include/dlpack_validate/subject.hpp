@@ -20,7 +20,11 @@ namespace dlpv {
 /// a capsule), so the keywords, streams and call order it uses are its own.
 inline constexpr const char* kCapabilities[] = {
     "export_versioned", "export_legacy", "import_versioned", "import_legacy", "read_array",
-    "is_writable",      "release_array", "exchange_api",     "copy_keyword",  "consumer_protocol"};
+    "is_writable",      "release_array", "exchange_api",     "copy_keyword",  "consumer_protocol",
+    // Of the machine, not the library: a CUDA driver with a device. The worker that describes
+    // the subjects probes it once; where a description does not say (a lazy worker's, or
+    // --isolate=none), the case body decides (need_cuda).
+    "cuda_driver"};
 
 struct SubjectInfo {
   int index = 0;
@@ -30,7 +34,8 @@ struct SubjectInfo {
   DLPackVersion dlpack_version{0, 0};
   std::vector<std::string> capabilities;
   std::vector<std::string> notes;
-  /// Why a capability is absent, in words a skip can quote (optional; worker side only).
+  /// Why a capability is absent, in words a skip can quote (optional; the hello carries it, so
+  /// the supervisor words the skips it decides itself as the worker would).
   std::map<std::string, std::string> absent;
 
   bool legacy_only() const { return dlpack_version.major < 1; }

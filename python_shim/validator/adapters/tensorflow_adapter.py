@@ -3,6 +3,10 @@ are always compact (tf.constant of a NumPy array of the pattern; bfloat16 cast f
 the consumer under test is tf.experimental.dlpack.from_dlpack."""
 import os
 
+# Noise off (named here, per DESIGN §4's adapter), before TensorFlow is imported: its C++ logging
+# prints INFO and WARNING lines (CPU feature notes, oneDNN notices) into every worker's output
+# tail, costing time and tail space and changing nothing a case observes. Errors still print.
+# A user's own TF_CPP_MIN_LOG_LEVEL wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402

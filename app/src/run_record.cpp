@@ -1,5 +1,6 @@
 // app/src/run_record.cpp: RunResult -> canonical JSON (docs/run-record.md).
 // SPDX-License-Identifier: Apache-2.0
+#include <cmath>
 #include <dlfcn.h>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
@@ -176,6 +177,9 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"cases", n.cases}});
   rec["not_run"] = not_run;
   rec["supervisor"] = {{"workers_started", opt.deterministic ? ordered_json() : ordered_json(run.workers_started)},
+                       {"spares_unused", opt.deterministic ? ordered_json() : ordered_json(run.spares_unused)},
+                       {"load_wait_s", opt.deterministic ? ordered_json()
+                                                         : ordered_json(std::round(run.load_wait_s * 1000) / 1000)},
                        {"max_rss_kib", opt.deterministic ? ordered_json() : ordered_json(run.supervisor_max_rss_kib)}};
 
   // Producer x consumer matrix of the pair cases: counts by status per ordered pair.

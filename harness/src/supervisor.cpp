@@ -73,6 +73,8 @@ constexpr size_t kSmallTail = 2048;
 /// (crash-prone cases, or every case with --isolate=case), this many at most: neighbouring
 /// crash-prone cases each need a fresh process, and two loading at once keep two cores busy.
 constexpr size_t kSpares = 2;
+/// How many crash-prone cases ahead the spares' subjects are gathered from.
+constexpr size_t kProneWindow = 8;
 
 /// What the loader was doing when a worker died while loading, and what requirement a death
 /// there breaks (the probe steps exercise the library's own DLPack code).
@@ -175,6 +177,11 @@ class Supervisor {
     answered_ = -1;
     failed_load_ = LoadStep{};
     const auto t0 = Clock::now();
+    struct Waited {  // the time the run stood still for a worker to load, whatever the exit
+      RunResult& run;
+      Clock::time_point t0;
+      ~Waited() { run.load_wait_s += std::chrono::duration<double>(Clock::now() - t0).count(); }
+    } waited{run_, t0};
     // Loading (dlopen or import, then the probes) has the load deadline, not a case's.
     auto deadline = t0 + seconds(opt_.load_timeout_s);
     std::string line;
@@ -270,10 +277,10 @@ class Supervisor {
         const bool pooled = in_side_ || opt_.isolation == Isolation::per_case;
         if (pooled) {
           auto it = std::find_if(side_spares_.begin(), side_spares_.end(),
-                                 [&](const Spare& sp) { return sp.preload == need; });
+                                 [&](const Spare& sp) { return covers(sp.preload, need); });
           spare = it == side_spares_.end() ? nullptr : &*it;
         }
-        const bool ready = spare && spare->proc && !confirming_ && spare->preload == need;
+        const bool ready = spare && spare->proc && !confirming_ && covers(spare->preload, need);
         bool started;
         if (ready) {
           started = adopt(*spare, lo);
@@ -534,6 +541,9 @@ class Supervisor {
 
   void finish() {
     // Spares never served a case: ended without a verdict on their exit.
+    if (spare_main_.proc) ++run_.spares_unused;
+    for (Spare& sp : side_spares_)
+      if (sp.proc) ++run_.spares_unused;
     spare_main_ = Spare{};
     side_spares_.clear();
     if (side_) {
@@ -575,6 +585,12 @@ class Supervisor {
     return true;
   }
 
+  /// Every subject of `need` is among `loaded`.
+  static bool covers(const std::vector<int>& loaded, const std::vector<int>& need) {
+    return std::all_of(need.begin(), need.end(),
+                       [&](int i) { return std::find(loaded.begin(), loaded.end(), i) != loaded.end(); });
+  }
+
   void swap_side() {
     std::swap(worker_, side_);
     std::swap(loaded_, side_loaded_);
@@ -589,6 +605,7 @@ class Supervisor {
   void prefetch() {
     auto want = [&](Spare& spare, const std::vector<int>& need) {
       if (need.empty() || (spare.proc && spare.preload == need)) return;
+      if (spare.proc) ++run_.spares_unused;
       spare = Spare{};  // a spare for other subjects: ended unused
       spare.proc = spawn_worker(need);
       spare.preload = need;
@@ -602,18 +619,27 @@ class Supervisor {
       if (!per_case && i == 0 && !in_side_ && side_ && in_order(side_loaded_, next_side_needs_[0])) continue;
       wanted.push_back(next_side_needs_[i]);
     }
+    // Keep every spare a case ahead can use (also one the idle side worker may make needless:
+    // if it dies, the spare is next); start only the missing ones; end the rest unused.
     std::deque<Spare> keep;
-    for (const std::vector<int>& need : wanted) {
+    std::vector<std::vector<int>> missing;
+    for (size_t i = 0; i < next_side_needs_.size(); ++i) {
+      const std::vector<int>& need = next_side_needs_[i];
       auto it = std::find_if(side_spares_.begin(), side_spares_.end(),
-                             [&](const Spare& sp) { return sp.proc && sp.preload == need; });
+                             [&](const Spare& sp) { return sp.proc && covers(sp.preload, need); });
       if (it != side_spares_.end()) {
         keep.push_back(std::move(*it));
-      } else {
-        keep.emplace_back();
-        want(keep.back(), need);
+      } else if (std::find(wanted.begin(), wanted.end(), need) != wanted.end()) {
+        missing.push_back(need);
       }
     }
-    side_spares_ = std::move(keep);  // spares no case ahead needs are ended unused
+    for (Spare& sp : side_spares_)
+      if (sp.proc) ++run_.spares_unused;
+    side_spares_ = std::move(keep);
+    for (const std::vector<int>& need : missing) {
+      side_spares_.emplace_back();
+      want(side_spares_.back(), need);
+    }
   }
 
   /// End a worker that is done (end of run, or --isolate=case): its commands closed, it must
@@ -953,12 +979,23 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
                 prone_history != died_ids.size() + died_pairs.size()) {
               prone_history = died_ids.size() + died_pairs.size();
               prone_ahead.clear();
-              for (size_t j = k + 1; j < planned.size() && prone_ahead.size() < kSpares; ++j)
+              for (size_t j = k + 1; j < planned.size() && prone_ahead.size() < kProneWindow; ++j)
                 if (prone(j)) prone_ahead.push_back(j);
               if (prone_ahead.empty()) prone_ahead.push_back(planned.size());  // none ahead
             }
-            for (size_t j : prone_ahead)
-              if (j < planned.size()) side_needs.push_back(need_of(j));
+            // A spare for each of the next crash-prone cases loads what the crash-prone cases
+            // near it of the same subject need too (the pair cases with the consumers that crash
+            // there), so one side worker serves them all until one ends it.
+            for (size_t i = 0; i < prone_ahead.size() && side_needs.size() < kSpares; ++i) {
+              if (prone_ahead[i] >= planned.size()) break;
+              std::vector<int> need;
+              for (size_t j : prone_ahead)
+                if (j < planned.size() && planned[j].subject == planned[prone_ahead[i]].subject)
+                  for (int x : need_of(j))
+                    if (std::find(need.begin(), need.end(), x) == need.end()) need.push_back(x);
+              std::sort(need.begin(), need.end());
+              side_needs.push_back(need);
+            }
           }
           sup.upcoming(side_needs);
           const bool side = prone(k);

@@ -34,6 +34,9 @@ def main():
     p.add_argument("--iterations", type=int, default=0)
     p.add_argument("--exit", type=int, default=0)
     p.add_argument("--also-written", action="append", default=[])
+    p.add_argument("--expect-compare", action="store_true",
+                   help="--compare: every measured route has a ratio, none is a regression, no warnings, "
+                        "and the table names the comparison and the ratios' geometric mean")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -72,9 +75,19 @@ def main():
         if st == "ok":
             if not (stats_ok(r.get("raw_ns")) and stats_ok(r.get("net_ns"))):
                 fail(f"route {r.get('route')}: figures missing")
+            if not isinstance(r.get("batch_ms"), (int, float)):
+                fail(f"route {r.get('route')}: no batch_ms (the median batch's length)")
+            if a.expect_compare and (not isinstance(r.get("ratio"), (int, float)) or r.get("regression") is not False):
+                fail(f"route {r.get('route')}: --compare gave ratio {r.get('ratio')!r}, regression {r.get('regression')!r}")
             if a.iterations and r.get("iterations") != a.iterations:
                 fail(f"route {r.get('route')}: {r.get('iterations')} iterations, asked for {a.iterations}")
         seen.setdefault(r.get("route"), set()).add(st)
+    if a.expect_compare:
+        base = b.get("baseline") or {}
+        if base.get("mode") != "compare" or b.get("warnings"):
+            fail(f"--compare: baseline section {base}, warnings {b.get('warnings')}")
+        if "ratios only, no verdict" not in proc.stdout or "geometric mean" not in proc.stdout:
+            fail("--compare: the table does not name the comparison and the ratios' geometric mean")
     for want in a.expect_route:
         if "ok" not in seen.get(want, set()):
             fail(f"route {want} not measured (saw {sorted(seen.get(want, []))})")

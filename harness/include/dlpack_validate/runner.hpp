@@ -77,7 +77,9 @@ struct RunResult {
   std::vector<NotRun> not_run;
   double duration_s = 0.0;
   std::string started_at;  ///< ISO 8601 UTC
-  int workers_started = 0;
+  int workers_started = 0;  ///< every worker started, spares included
+  int spares_unused = 0;    ///< spares ended without serving a case (a prediction that did not come true)
+  double load_wait_s = 0;   ///< time the supervisor waited for workers to load (hellos), the first included
   long supervisor_max_rss_kib = 0;  ///< peak resident memory of the supervisor process
 };
 

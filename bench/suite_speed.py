@@ -57,18 +57,23 @@ def measure(label, cmd, runs, tmp):
     return row
 
 
-PYTEST = "pytest==8.4.2"
+# pytest, and hypothesis (PyArrow's tests import it from their conftest), pinned.
+PYTEST = ["pytest==8.4.2", "hypothesis==6.170.17"]
 OWN_TESTS = {"numpy": "numpy/_core/tests/test_dlpack.py", "pyarrow": "pyarrow/tests/test_dlpack.py"}
 
 
 def pytest_dir(python):
     """A folder holding pytest for `python` (pip install --target, once; idempotent)."""
     cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dlpack-validate",
-                         "bench-" + PYTEST.replace("==", "-"))
+                         "bench-" + "-".join(p.replace("==", "-") for p in PYTEST))
     if not os.path.exists(os.path.join(cache, "pytest")):
-        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
-                        cache + ".part", PYTEST], check=True)
-        os.replace(cache + ".part", cache)
+        part = f"{cache}.part{os.getpid()}"  # filled beside, renamed into place: concurrent runs never share one
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target", part] + PYTEST,
+                       check=True)
+        try:
+            os.replace(part, cache)
+        except OSError:  # another run got there first
+            subprocess.run(["rm", "-rf", part], check=False)
     return cache
 
 

@@ -35,6 +35,7 @@ def main():
         ("filter matches nothing", ["--filter", "no.such.case*", OK], "no case matches"),
         ("unwritable report path", ["--json", os.path.join(a.workdir, "nodir", "x.json"), OK], "cannot write"),
         ("no subject", [], "no subject"),
+        ("a C plugin's path", ["./libdlpv_reference.so"], "dlpack-validate ./libdlpv_reference.so"),
         ("adapter flag, unknown module", ["--adapter", "no_such_module_xyz:Adapter"], "no python package"),
     ]
     for name, args, needle in bad:

@@ -62,6 +62,10 @@ def _interpreter():
 def preflight(spec):
     """'' when ``spec`` names something importable, else the one-line reason. Only looks the
     module up (importlib.util.find_spec); a dotted name imports its parent package."""
+    if _looks_like_plugin(spec):
+        return (f"'{spec}' is a file path, not a Python package: a C plugin (a shared library) is "
+                f"tested with the dlpack-validate command (dlpack-validate {spec}); python -m "
+                f"validator takes package names (numpy, torch) or MODULE:ATTR")
     module, attr = _split(spec)
     if not module or (":" in spec and not attr):
         return f"'{spec}' is neither a package name nor MODULE:ATTR"
@@ -73,6 +77,13 @@ def preflight(spec):
         return (f"no Python package or module named '{module}' for this interpreter "
                 f"({_interpreter()})")
     return ""
+
+
+def _looks_like_plugin(spec):
+    """A path to a file, or a name ending like a shared library (libfoo.so, foo.so.1, foo.dylib)."""
+    base = os.path.basename(spec)
+    shared = base.endswith((".so", ".dylib", ".dll")) or ".so." in base
+    return os.path.sep in spec or shared or (os.path.isfile(spec) and "." in base)
 
 
 def _instantiate(obj):

@@ -22,6 +22,40 @@ namespace dlpv {
 
 namespace {
 
+/// For a --filter that matches no case: the glob it probably meant, in words (or ""). Tries the
+/// usual slips: a bare id segment ("deleter" for "deleter.*" or "*deleter*"), '_' for '.' and
+/// back, a missing trailing ".*".
+std::string near_miss(const AppConfig& cfg) {
+  std::string out;
+  for (const std::string& g : cfg.filters) {
+    auto count = [&](const std::string& pattern) {
+      size_t n = 0;
+      for (const CaseInfo& c : Registry::instance().cases())
+        if (applies_to(c, cfg.kind) && glob_match(pattern, c.id)) ++n;
+      return n;
+    };
+    if (count(g) > 0) continue;
+    std::vector<std::string> tries{g + ".*", g + "*", "*" + g + "*"};
+    for (const char from : {'_', '.'}) {
+      std::string swapped = g;
+      std::replace(swapped.begin(), swapped.end(), from, from == '_' ? '.' : '_');
+      if (swapped != g) {
+        tries.push_back(swapped);
+        tries.push_back(swapped + "*");
+        tries.push_back("*" + swapped + "*");
+      }
+    }
+    for (const std::string& t : tries) {
+      const size_t n = count(t);
+      if (n == 0) continue;
+      out += fmt::format("; --filter '{}' matches nothing: did you mean --filter '{}' ({} case{})?", g, t, n,
+                         n == 1 ? "" : "s");
+      break;
+    }
+  }
+  return out;
+}
+
 /// Write a file atomically (temp file + rename) so no half-written report is ever left.
 void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
@@ -225,13 +259,13 @@ int run_app(const AppConfig& cfg) {
     return finish(record, cfg, baseline);
   }
   std::vector<const CaseInfo*> selected;
-  for (const CaseInfo* c : select_cases(Selection{cfg.filters, cfg.excludes, cfg.requirements}))
+  for (const CaseInfo* c : select_cases(Selection{cfg.filters, cfg.excludes, cfg.requirements, cfg.keywords}))
     if (applies_to(*c, cfg.kind)) selected.push_back(c);
   if (selected.empty()) {
     for (const std::string& r : cfg.requirements)
       if (!find_requirement(r) && r.find_first_of("*?[") == std::string::npos)
         throw BadInput{fmt::format("--requirement {}: no such requirement id in the checklist (ids look like DEL-02)", r)};
-    throw BadInput{"no case matches the given --filter/--exclude/--requirement selection"};
+    throw BadInput{"no case matches the given --filter/-k/--exclude/--requirement selection" + near_miss(cfg)};
   }
 
   if (cfg.list && !cfg.json_path.empty()) return list_json(selected, cfg.json_path);
@@ -261,6 +295,7 @@ int run_app(const AppConfig& cfg) {
   ro.filters = cfg.filters;
   ro.excludes = cfg.excludes;
   ro.requirements = cfg.requirements;
+  ro.keywords = cfg.keywords;
   ro.exitfirst = cfg.exitfirst;
   ro.timeout_s = cfg.timeout_s;
   ro.load_timeout_s = cfg.load_timeout_s;

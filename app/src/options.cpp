@@ -30,6 +30,9 @@ const std::vector<Spec>& table() {
        "run only cases whose id matches GLOB (repeatable)"},
       {"exclude", "", "exclude", Type::globs, "", 0, false, "", "GLOB", kRun,
        "leave out cases whose id matches GLOB (repeatable)"},
+      {"keyword", "-k", "keyword", Type::globs, "", 0, false, "", "EXPR", kRun,
+       "run only cases whose id matches EXPR, as pytest's -k does: words are substrings of the id "
+       "(case-insensitive), combined with and, or, not and parentheses (repeatable: every one must match)"},
       {"requirement", "", "requirements", Type::globs, "", 0, false, "", "ID", kRun,
        "run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)"},
       {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
@@ -165,6 +168,14 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.filters = many("filter");
   cfg.excludes = many("exclude");
   cfg.requirements = many("requirement");
+  cfg.keywords = many("keyword");
+  for (const std::string& k : cfg.keywords) {
+    try {
+      keyword_match(k, "");
+    } catch (const std::invalid_argument& e) {
+      throw BadInput{e.what()};
+    }
+  }
   cfg.exitfirst = on("exitfirst");
   cfg.json_path = one("json");
   cfg.html_path = one("html");

@@ -89,6 +89,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                     {"strict", opt.strict},
                     {"baseline", nullptr}};
   if (!opt.excludes.empty()) rec["options"]["exclude"] = opt.excludes;
+  if (!opt.keywords.empty()) rec["options"]["keyword"] = opt.keywords;
   if (!opt.requirements.empty()) rec["options"]["requirements"] = opt.requirements;
   if (opt.exitfirst) rec["options"]["exitfirst"] = true;
   if (opt.isolation == Isolation::none)

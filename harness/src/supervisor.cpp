@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -38,6 +40,90 @@ const char* to_string(Isolation i) {
   return "worker";
 }
 
+namespace {
+/// The -k expression grammar: or_expr := and_expr ("or" and_expr)*; and_expr := not_expr ("and"
+/// not_expr)*; not_expr := "not" not_expr | "(" or_expr ")" | WORD.
+class KeywordExpr {
+ public:
+  KeywordExpr(const std::string& text, const std::string& id) : text_(text), id_(lower(id)) {
+    for (size_t i = 0; i < text.size();) {
+      const char c = text[i];
+      if (c == ' ' || c == '\t') {
+        ++i;
+      } else if (c == '(' || c == ')') {
+        tokens_.push_back(std::string(1, c));
+        ++i;
+      } else {
+        size_t j = i;
+        while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '(' && text[j] != ')') ++j;
+        tokens_.push_back(text.substr(i, j - i));
+        i = j;
+      }
+    }
+  }
+  bool value() {
+    if (tokens_.empty()) throw std::invalid_argument("-k '" + text_ + "': an empty expression");
+    const bool v = or_expr();
+    if (pos_ != tokens_.size())
+      throw std::invalid_argument("-k '" + text_ + "': unexpected '" + tokens_[pos_] + "'");
+    return v;
+  }
+
+ private:
+  static std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  bool at(const char* word) const { return pos_ < tokens_.size() && tokens_[pos_] == word; }
+  bool or_expr() {
+    bool v = and_expr();
+    while (at("or")) {
+      ++pos_;
+      const bool rhs = and_expr();
+      v = v || rhs;
+    }
+    return v;
+  }
+  bool and_expr() {
+    bool v = not_expr();
+    while (at("and")) {
+      ++pos_;
+      const bool rhs = not_expr();
+      v = v && rhs;
+    }
+    return v;
+  }
+  bool not_expr() {
+    if (pos_ >= tokens_.size()) throw std::invalid_argument("-k '" + text_ + "': ends where a word was expected");
+    if (at("not")) {
+      ++pos_;
+      return !not_expr();
+    }
+    if (at("(")) {
+      ++pos_;
+      const bool v = or_expr();
+      if (!at(")")) throw std::invalid_argument("-k '" + text_ + "': a '(' is not closed");
+      ++pos_;
+      return v;
+    }
+    const std::string& word = tokens_[pos_];
+    if (word == ")" || word == "and" || word == "or")
+      throw std::invalid_argument("-k '" + text_ + "': '" + word + "' where a word was expected");
+    ++pos_;
+    return id_.find(lower(word)) != std::string::npos;
+  }
+
+  const std::string& text_;
+  std::string id_;
+  std::vector<std::string> tokens_;
+  size_t pos_ = 0;
+};
+}  // namespace
+
+bool keyword_match(const std::string& expression, const std::string& id) {
+  return KeywordExpr(expression, id).value();
+}
+
 std::vector<const CaseInfo*> select_cases(const Selection& sel) {
   auto any = [](const std::vector<std::string>& globs, const std::string& text) {
     for (const std::string& g : globs)
@@ -48,6 +134,9 @@ std::vector<const CaseInfo*> select_cases(const Selection& sel) {
   for (const CaseInfo& c : Registry::instance().cases()) {
     if (!sel.filters.empty() && !any(sel.filters, c.id)) continue;
     if (any(sel.excludes, c.id)) continue;
+    if (!std::all_of(sel.keywords.begin(), sel.keywords.end(),
+                     [&](const std::string& k) { return keyword_match(k, c.id); }))
+      continue;
     if (!sel.requirements.empty() &&
         std::none_of(c.requirements.begin(), c.requirements.end(),
                      [&](const std::string& r) { return any(sel.requirements, r); }))

@@ -127,11 +127,11 @@ TEST_CASE("a library that dies at load: one result for the load, every case once
 }
 
 TEST_CASE("selection: --exclude and --requirement narrow --filter") {
-  const auto all = select_cases(Selection{{"consumer.roundtrip.*"}, {}, {}});
-  const auto no_legacy = select_cases(Selection{{"consumer.roundtrip.*"}, {"*.legacy"}, {}});
+  const auto all = select_cases(Selection{{"consumer.roundtrip.*"}, {}, {}, {}});
+  const auto no_legacy = select_cases(Selection{{"consumer.roundtrip.*"}, {"*.legacy"}, {}, {}});
   CHECK(no_legacy.size() * 2 == all.size());
   for (const CaseInfo* c : no_legacy) CHECK(c->id.find(".legacy") == std::string::npos);
-  const auto layout = select_cases(Selection{{}, {}, {"LAYOUT-1?"}});
+  const auto layout = select_cases(Selection{{}, {}, {"LAYOUT-1?"}, {}});
   REQUIRE(!layout.empty());
   for (const CaseInfo* c : layout) {
     bool cites = false;
@@ -151,7 +151,7 @@ TEST_CASE("-x: the run stops after the result the predicate picks; the rest is l
     o.stop_after = [&](const std::vector<SubjectInfo>&, const CaseResult&) { return ++asked == 2; };
     std::vector<std::pair<size_t, size_t>> seen;
     o.progress = [&](size_t done, size_t total, const std::string&) { seen.emplace_back(done, total); };
-    const auto cases = select_cases(Selection{{"consumer.roundtrip.float32.*", "consumer.byte_offset.*"}, {}, {}});
+    const auto cases = select_cases(Selection{{"consumer.roundtrip.float32.*", "consumer.byte_offset.*"}, {}, {}, {}});
     REQUIRE(cases.size() == 4);
     RunResult r = run_cases(o, cases);
     CHECK(r.results.size() == 2);
@@ -176,5 +176,21 @@ TEST_CASE("a skip the subject's description settles costs no worker, under every
       CHECK(c.outcome.status == Status::skip);
       CHECK(c.outcome.message == absent->second);  // need_cuda's words, as the worker gives them
     }
+  }
+}
+
+TEST_CASE("-k: pytest's keyword expressions over case ids") {
+  CHECK(keyword_match("roundtrip", "consumer.roundtrip.float32.contiguous.legacy"));
+  CHECK(keyword_match("ROUNDTRIP and legacy", "consumer.roundtrip.float32.contiguous.legacy"));
+  CHECK_FALSE(keyword_match("roundtrip and not legacy", "consumer.roundtrip.float32.contiguous.legacy"));
+  CHECK(keyword_match("deleter or (roundtrip and float32)", "consumer.roundtrip.float32.contiguous.legacy"));
+  CHECK_FALSE(keyword_match("not (roundtrip or deleter)", "consumer.roundtrip.float32.contiguous.legacy"));
+  CHECK(keyword_match("not not roundtrip", "consumer.roundtrip.float32.contiguous.legacy"));
+  for (const char* bad : {"", "and x", "(x", "x)", "x or", "x y"}) CHECK_THROWS_AS(keyword_match(bad, "x"), std::invalid_argument);
+  const auto k = select_cases(Selection{{}, {}, {}, {"roundtrip and float32 and not legacy"}});
+  REQUIRE(!k.empty());
+  for (const CaseInfo* c : k) {
+    CHECK(c->id.find("roundtrip") != std::string::npos);
+    CHECK(c->id.find("legacy") == std::string::npos);
   }
 }

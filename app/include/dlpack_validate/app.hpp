@@ -28,6 +28,7 @@ struct AppConfig {
   std::vector<std::string> filters;
   std::vector<std::string> excludes;      ///< --exclude GLOB
   std::vector<std::string> requirements;  ///< --requirement ID (globs over checklist ids)
+  std::vector<std::string> keywords;      ///< -k EXPR (pytest's habit; keyword_match)
   bool exitfirst = false;                 ///< -x: stop after the first unexpected result
   std::string json_path;                  ///< "-": the record on stdout (the summary on stderr)
   std::string html_path;

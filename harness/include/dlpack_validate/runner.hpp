@@ -88,11 +88,17 @@ struct Selection {
   std::vector<std::string> filters;       ///< globs over case ids; empty = all
   std::vector<std::string> excludes;      ///< globs over case ids to leave out
   std::vector<std::string> requirements;  ///< checklist ids (globs): a case citing one is kept
+  std::vector<std::string> keywords;      ///< -k expressions (keyword_match): a case must match every one
 };
+
+/// pytest's -k habit over a case id: each word is a substring of the id (case-insensitive);
+/// words combine with `and`, `or`, `not` and parentheses (`not` binds tightest, then `and`).
+/// Throws std::invalid_argument, naming what is wrong, for a malformed expression.
+bool keyword_match(const std::string& expression, const std::string& id);
 /// The selected cases, in id order.
 std::vector<const CaseInfo*> select_cases(const Selection& selection);
 inline std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters) {
-  return select_cases(Selection{filters, {}, {}});
+  return select_cases(Selection{filters, {}, {}, {}});
 }
 
 /// Run every selected case on every subject. Throws SubjectLoadError when a subject cannot

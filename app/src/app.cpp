@@ -176,13 +176,31 @@ std::optional<reports::Baseline> check_inputs(const AppConfig& cfg) {
     for (const std::string& s : cfg.subjects)
       if (std::string why = cfg.preflight(s); !why.empty()) throw BadInput{why};
   for (const std::string& p : output_paths(cfg)) check_writable(p);
-  if (cfg.baseline_path.empty()) return std::nullopt;
-  return load_baseline_or_bad_input(cfg.baseline_path);
+  if (cfg.baseline_path.empty() && cfg.xfails_path.empty()) return std::nullopt;
+  reports::Baseline b;
+  if (!cfg.baseline_path.empty()) b = load_baseline_or_bad_input(cfg.baseline_path);
+  if (!cfg.xfails_path.empty()) {
+    try {
+      reports::Baseline list = reports::load_xfails_list(cfg.xfails_path);
+      if (cfg.baseline_path.empty()) b.sha256 = list.sha256;
+      for (auto& e : list.entries) b.entries.push_back(std::move(e));
+    } catch (const reports::BadInput& e) {
+      throw BadInput{e.what()};
+    }
+  }
+  return b;
+}
+
+/// The name the record gives the baseline: the JSON file, the xfails list, or both.
+std::string baseline_label(const AppConfig& cfg) {
+  if (cfg.xfails_path.empty()) return cfg.baseline_path;
+  if (cfg.baseline_path.empty()) return cfg.xfails_path;
+  return cfg.baseline_path + " + " + cfg.xfails_path;
 }
 
 int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
            const std::optional<reports::Baseline>& baseline) {
-  if (baseline) reports::apply_baseline(record, *baseline, cfg.baseline_path);
+  if (baseline) reports::apply_baseline(record, *baseline, baseline_label(cfg));
   reports::finalize_summary(record);
   auto render = [&](const std::string& path, auto writer) {
     if (path.empty()) return;
@@ -316,7 +334,7 @@ int run_app(const AppConfig& cfg) {
       one.subjects = subjects;
       one.results = {r};
       nlohmann::ordered_json probe = make_run_record(one, ro);
-      reports::apply_baseline(probe, *baseline, cfg.baseline_path);
+      reports::apply_baseline(probe, *baseline, baseline_label(cfg));
       return probe["results"].at(0).value("status", "") != "xfail";
     };
   }
@@ -335,7 +353,7 @@ int run_app(const AppConfig& cfg) {
         one.results = {r};
         one.results[0].outcome.status = st;
         nlohmann::ordered_json probe = make_run_record(one, ro);
-        reports::apply_baseline(probe, deaths, cfg.baseline_path);
+        reports::apply_baseline(probe, deaths, baseline_label(cfg));
         if (probe["results"].at(0).value("status", "") == "xfail") return true;
       }
       return false;

@@ -46,6 +46,10 @@ const std::vector<Spec>& table() {
        "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)"},
       {"baseline", "", "baseline", Type::path, "", 0, false, "", "PATH", kAll,
        "expected results (JSON): matching failures become xfail, passes xpass"},
+      {"xfails_file", "", "xfails_file", Type::path, "", 0, false, "", "PATH", kAll,
+       "a plain list of case ids or globs expected to go wrong, one per line, '#' comments (the "
+       "array-api-tests habit): each waives any of fail, warn, crash, timeout, error; with --baseline, "
+       "after its entries"},
       {"write_baseline", "", "write_baseline", Type::path, "", 0, false, "", "PATH", kAll,
        "write a baseline that accepts this run's unexpected results to PATH"},
       {"timeout", "", "timeout", Type::seconds, timeout.c_str(), 0, false, "", "S", kRunBench,
@@ -182,6 +186,7 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.junit_path = one("junit");
   cfg.summary_md_path = one("summary_md");
   cfg.baseline_path = one("baseline");
+  cfg.xfails_path = one("xfails_file");
   cfg.write_baseline_path = one("write_baseline");
   cfg.timeout_s = std::strtod(one("timeout").c_str(), nullptr);
   cfg.load_timeout_s = std::strtod(one("load_timeout").c_str(), nullptr);

@@ -23,7 +23,15 @@ using detail::json;
 
 namespace {
 
-constexpr std::string_view k_expectable[] = {"fail", "warn", "crash", "timeout", "error", "skip"};
+constexpr std::string_view k_expectable[] = {"fail", "warn", "crash", "timeout", "error", "skip", "unexpected"};
+
+/// Whether observed status `st` is what `expect` waives: the same status, or for "unexpected"
+/// (an --xfails-file line) any of fail, warn, crash, timeout, error.
+bool waived(const std::string& st, const std::string& expect) {
+  if (st == "skip") return false;
+  if (expect == "unexpected") return st == "fail" || st == "warn" || st == "crash" || st == "timeout" || st == "error";
+  return st == expect;
+}
 constexpr const char* k_written_reason = "recorded by --write-baseline";
 
 [[noreturn]] void bad_entry(const std::string& path, std::size_t n, const std::string& why) {
@@ -55,7 +63,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   for (auto s : k_expectable) known |= b.expect == s;
   if (!known) {
     bad_entry(path, n, fmt::format(FMT_STRING("\"expect\" is \"{}\", not one of fail, warn, "
-                                              "crash, timeout, error, skip"),
+                                              "crash, timeout, error, skip, unexpected"),
                                    b.expect));
   }
   b.reason = required_string(e, "reason", path, n);
@@ -204,6 +212,36 @@ Baseline load_baseline(const std::string& path) {
   return b;
 }
 
+Baseline load_xfails_list(const std::string& path) {
+  const std::string what = "xfails file";
+  const std::string bytes = detail::read_bytes(what, path);
+  Baseline b;
+  b.sha256 = detail::sha256_hex(bytes);
+  std::size_t line_no = 0, start = 0;
+  while (start <= bytes.size()) {
+    std::size_t end = bytes.find('\n', start);
+    if (end == std::string::npos) end = bytes.size();
+    std::string line = bytes.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    const std::string id = line.substr(first, last - first + 1);
+    if (id.find_first_of(" \t") != std::string::npos)
+      throw BadInput(fmt::format(FMT_STRING("{} '{}': line {}: one case id (or glob) per line, not '{}'"), what, path,
+                                 line_no, id));
+    BaselineEntry e;
+    e.case_glob = id;
+    e.expect = "unexpected";
+    e.reason = fmt::format(FMT_STRING("listed in {} (line {})"), path, line_no);
+    e.raw = json{{"case", id}, {"expect", "unexpected"}, {"reason", e.reason}};
+    b.entries.push_back(std::move(e));
+  }
+  return b;
+}
+
 void apply_baseline(json& run, const Baseline& baseline, const std::string& path) {
   std::vector<bool> used(baseline.entries.size(), false);
   json xpass = json::array();
@@ -218,7 +256,7 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
         used[i] = true;
         r["baseline"] = entry_record(e);
         std::string st = detail::status_of(r);
-        if (st == e.expect && st != "skip") {
+        if (waived(st, e.expect)) {
           r["status"] = "xfail";
         } else if (st == "pass") {
           r["status"] = "xpass";

@@ -56,6 +56,7 @@ struct AppConfig {
   int bench_batches = bench::Settings{}.batches;
   double bench_batch_ms = bench::Settings{}.target_batch_ms;  ///< batch length when bench_iterations is 0
   std::string bench_baseline_path;   ///< earlier record (or its bench section) to compare with
+  std::string xfails_path;           ///< --xfails-file: a plain list of case ids expected to go wrong
   std::string bench_compare_path;    ///< earlier record to print ratios against (no verdict)
   double bench_threshold = 1.5;      ///< net median above baseline x threshold = a warning (the table's default)
 };

@@ -119,7 +119,7 @@ bool append_step_summary(const nlohmann::ordered_json& run) noexcept;
 /// subject's name ("numpy 2.1.0") or the name without its trailing version word ("numpy").
 struct BaselineEntry {
   std::string case_glob;
-  std::string expect;       ///< fail | warn | crash | timeout | error | skip
+  std::string expect;       ///< fail | warn | crash | timeout | error | skip | unexpected (any of the first five)
   std::string reason;       ///< required, non-empty
   std::string issue;        ///< optional URL ("" when absent)
   /// optional: the command (a script of the repository and its arguments) that shows the
@@ -149,6 +149,12 @@ struct Baseline {
 /// (missing case/reason, unknown expect value, unknown key: typos must not silently widen
 /// or narrow what is waived).
 Baseline load_baseline(const std::string& path);
+
+/// Reads a plain list of case ids (or globs), one per line, '#' starting a comment: the
+/// array-api-tests habit of an xfails file. Each line becomes an entry expecting "unexpected"
+/// (any of fail, warn, crash, timeout, error), reason "listed in PATH (line N)". Throws BadInput
+/// when the file cannot be read or a line holds more than one word.
+Baseline load_xfails_list(const std::string& path);
 
 /// Applies a baseline to a record. For each result, the first entry whose globs match:
 ///   observed status == expect  -> status "xfail" (expect "skip": stays "skip");

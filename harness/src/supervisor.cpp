@@ -219,6 +219,15 @@ std::string quote_line(const std::string& line) {
   return "'" + out + (line.size() > 120 ? "...'" : "'");
 }
 
+/// The subjects one case uses (its own, and a pair case's peer), ascending: what a fresh
+/// worker for it loads.
+std::vector<int> case_subjects(int subject, int peer) {
+  std::vector<int> need{subject};
+  if (peer >= 0 && peer != subject) need.push_back(peer);
+  std::sort(need.begin(), need.end());
+  return need;
+}
+
 class Supervisor {
  public:
   /// A worker started ahead of the case that will need it, loading `preload` meanwhile.
@@ -659,10 +668,7 @@ class Supervisor {
   /// cases to come.
   std::vector<int> need_for(int subject, int peer) const {
     if (!in_side_ && opt_.isolation != Isolation::per_case) return all_subjects();
-    std::vector<int> need{subject};
-    if (peer >= 0 && peer != subject) need.push_back(peer);
-    std::sort(need.begin(), need.end());
-    return need;
+    return case_subjects(subject, peer);
   }
 
   /// True when a worker that has loaded `loaded` can serve a case needing `need` by loading
@@ -1038,12 +1044,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
         if (baseline_death[k] < 0) baseline_death[k] = options.expect_death && options.expect_death(run.subjects, r);
         return baseline_death[k] == 1;
       };
-      auto need_of = [&](size_t k) {
-        std::vector<int> need{planned[k].subject};
-        if (planned[k].peer >= 0 && planned[k].peer != planned[k].subject) need.push_back(planned[k].peer);
-        std::sort(need.begin(), need.end());
-        return need;
-      };
+      auto need_of = [&](size_t k) { return case_subjects(planned[k].subject, planned[k].peer); };
       std::vector<size_t> prone_ahead;
       size_t prone_history = 0;
       for (size_t k = 0; k < planned.size(); ++k) {

@@ -20,11 +20,31 @@ void exchange(CaseContext& ctx) {
       ctx.skip(fmt::format("consumer subject {} does not implement {}", consumer.info().index, needed));
 
   Request r(dtype, {3, 4}, layout);
+  // Each check says whose behaviour it judges, so that a finding is charged to that library.
+  ctx.charge("producer");
   Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-01");
+  // The rule the elements rest on: LAYOUT-01, or LAYOUT-11 for negative strides.
+  const char* values_rule = layout == DLPV_LAYOUT_REVERSED ? "LAYOUT-11" : "LAYOUT-01";
+  const std::vector<uint8_t> want = expected_bytes(dtype, r.shape, layout);
+  // The producer's elements read straight from its struct, before any consumer sees it: a
+  // wrong struct is the producer's finding, and the consumer is then judged against what
+  // the producer really exported.
+  ctx.phase("inspect");
+  std::vector<uint8_t> exported;
+  std::string unreadable;
+  // (host memory only: the elements of a device array are not the validator's to read)
+  const bool inspected = gather_export(e, exported, unreadable) && e.tensor().device.device_type == kDLCPU;
+  const std::string producer_diff = inspected ? describe_mismatch(dtype, want, exported) : std::string();
+  if (inspected)
+    ctx.check(producer_diff.empty(), values_rule,
+              "the producer's struct holds the reference elements (read from it before the consumer imports)",
+              "the reference pattern", producer_diff);
+  ctx.phase("export");
   // The producer's deleter, counted by a trampoline the validator puts in front of it.
   DeleterCounter counter(e.v ? static_cast<void*>(e.v) : static_cast<void*>(e.l), versioned);
   const bool has_deleter = counter.installed();
   if (!has_deleter) ctx.note("the producer's tensor has no deleter: deleter accounting not possible");
+  ctx.charge("consumer");
   ctx.phase("import");
   void* array = nullptr;
   const int rc = versioned ? consumer.import_versioned(e.v, &array) : consumer.import_legacy(e.l, &array);
@@ -62,9 +82,6 @@ void exchange(CaseContext& ctx) {
     ctx.note("the consumer released the producer's tensor during import (it copied the data)");
   }
   ctx.phase("read");
-  // The rule the elements rest on: LAYOUT-01, or LAYOUT-11 for negative strides.
-  const char* values_rule = layout == DLPV_LAYOUT_REVERSED ? "LAYOUT-11" : "LAYOUT-01";
-  const std::vector<uint8_t> want = expected_bytes(dtype, r.shape, layout);
   std::vector<uint8_t> got(want.size(), 0xEE);
   const int read_rc = consumer.read_array(array, got.data(), got.size());
   if (read_rc == DLPV_UNSUPPORTED) {  // the consumer's adapter cannot read this back
@@ -75,10 +92,21 @@ void exchange(CaseContext& ctx) {
   if (read_rc != DLPV_OK)
     ctx.check(false, values_rule, "the consumer's imported array can be read back", "its elements",
               "reading it failed: " + consumer.last_error());
-  const std::string diff = read_rc == DLPV_OK ? describe_mismatch(dtype, want, got) : std::string();
-  ctx.check(diff.empty(), values_rule,
-            "the consumer sees exactly the producer's elements (both read the struct the same way)",
-            "the reference pattern", diff);
+  // Judged against the producer's struct as read above; when it could not be read, against
+  // the reference pattern, and then neither side alone can be blamed for a difference. When
+  // the producer's struct was already wrong, the consumer is not judged on the elements: what
+  // it should have seen is not defined (memory the producer no longer owns can change under
+  // both reads).
+  if (!inspected) ctx.charge("");
+  if (inspected && !producer_diff.empty()) {
+    ctx.note("the consumer's elements are not judged: the producer's struct does not hold the reference elements");
+  } else {
+    const std::string diff = read_rc == DLPV_OK ? describe_mismatch(dtype, inspected ? exported : want, got) : std::string();
+    ctx.check(diff.empty(), values_rule,
+              "the consumer sees exactly the producer's elements (both read the struct the same way)",
+              inspected ? "the elements of the producer's struct" : "the reference pattern", diff);
+  }
+  ctx.charge("consumer");
   ctx.phase("release");
   consumer.release_array(array);
   if (has_deleter) await_calls([&] { return counter.calls(); }, 1);

@@ -147,7 +147,7 @@ class ProgressLine {
       if (running.empty()) {
         std::fputs("\r\033[K", stderr);
       } else {
-        const std::string name = running.size() > 60 ? running.substr(0, 57) + "..." : running;
+        const std::string name = running.size() > 100 ? running.substr(0, 97) + "..." : running;
         std::fprintf(stderr, "\r\033[K[%zu/%zu] %.0f s  %s", done, total, elapsed, name.c_str());
       }
       std::fflush(stderr);
@@ -219,7 +219,7 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
     o << reports::make_baseline(record, baseline ? &*baseline : nullptr).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
   reports::append_step_summary(record);
-  const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record);
+  const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record, cfg.verbose);
   // With the record on stdout (--json -), the summary goes to stderr.
   std::FILE* out = cfg.json_path == "-" ? stderr : stdout;
   const std::string shown = cfg.quiet ? text.substr(text.rfind("\nverdict:") + 1) : text;

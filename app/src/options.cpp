@@ -66,6 +66,8 @@ const std::vector<Spec>& table() {
       {"deterministic", "", "deterministic", Type::flag, "", 0, false, "", "", kRunBench,
        "omit timestamps, durations and host names from the record (golden files)"},
       {"quiet", "-q", "quiet", Type::flag, "", 0, false, "", "", kAll, "print only the verdict line"},
+      {"verbose", "-v", "verbose", Type::flag, "", 0, false, "", "", kAll,
+       "list every skip reason and expected failure in the summary (default: one line per kind of reason)"},
       {"iterations", "", "", Type::whole, iterations.c_str(), 0, true, "", "N", kBench,
        "operations per batch (0: sized to about --batch-ms per batch)"},
       {"batches", "", "", Type::whole, batches.c_str(), 1, true, "", "N", kBench, "measured batches per route"},
@@ -194,6 +196,7 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.strict = on("strict");
   cfg.deterministic = on("deterministic");
   cfg.quiet = on("quiet");
+  cfg.verbose = on("verbose");
   cfg.bench_iterations = std::strtoll(one("iterations").c_str(), nullptr, 10);
   cfg.bench_batches = static_cast<int>(std::strtol(one("batches").c_str(), nullptr, 10));
   cfg.bench_batch_ms = std::strtod(one("batch_ms").c_str(), nullptr);

@@ -77,7 +77,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   rec["schema_version"] = 1;
   rec["complete"] = true;
   rec["deterministic"] = opt.deterministic;
-  rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}};
+  rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}, {"requirements_doc", DLPV_REQUIREMENTS_DOC}};
   rec["command_line"] = opt.command_line;
   rec["started_at"] = opt.deterministic ? ordered_json() : ordered_json(run.started_at);
   rec["duration_s"] = opt.deterministic ? 0.0 : run.duration_s;
@@ -128,9 +128,11 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   for (const CaseResult& r : run.results) {
     const CaseOutcome& o = r.outcome;
     ordered_json checks = ordered_json::array();
-    for (const Check& c : o.checks)
+    for (const Check& c : o.checks) {
       checks.push_back({{"requirement", c.requirement}, {"status", to_string(c.status)},
                         {"message", c.message}, {"expected", c.expected}, {"observed", c.observed}});
+      if (!c.party.empty()) checks.back()["party"] = c.party;
+    }
     ordered_json params = ordered_json::object();
     for (const auto& [k, v] : r.info->params) params[k] = v;
     if (r.peer >= 0) {
@@ -157,6 +159,10 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"output_tail", o.output_tail},
                        {"baseline", nullptr}});
     if (!o.first_try.empty()) results.back()["first_try"] = o.first_try;
+    // The library the result is charged to (reports::charge_of, the rule every report uses).
+    const reports::Charge charge = reports::charge_of(rec, results.back());
+    results.back()["charged_to"] = charge.subject < 0 ? ordered_json()
+                                                      : ordered_json{{"subject", charge.subject}, {"as", charge.side}};
   }
   rec["results"] = results;
 

@@ -113,6 +113,7 @@ bool CaseContext::check_as(Severity severity, bool ok, const std::string& requir
   c.message = message;
   c.expected = expected;
   c.observed = observed;
+  c.party = party_;
   if (!ok && severity == Severity::may) notes_.push_back(message);
   checks_.push_back(std::move(c));
   return ok;

@@ -15,9 +15,11 @@ using nlohmann::json;
 
 json outcome_to_json(const CaseOutcome& o) {
   json checks = json::array();
-  for (const Check& c : o.checks)
+  for (const Check& c : o.checks) {
     checks.push_back({{"r", c.requirement}, {"s", to_string(c.status)}, {"m", c.message},
                       {"e", c.expected}, {"o", c.observed}});
+    if (!c.party.empty()) checks.back()["p"] = c.party;
+  }
   return {{"status", to_string(o.status)}, {"message", o.message}, {"expected", o.expected},
           {"observed", o.observed},        {"phase", o.phase},     {"duration_s", o.duration_s},
           {"checks", checks}};
@@ -38,6 +40,7 @@ CaseOutcome outcome_from_json(const json& j) {
     k.message = c.value("m", "");
     k.expected = c.value("e", "");
     k.observed = c.value("o", "");
+    k.party = c.value("p", "");
     o.checks.push_back(std::move(k));
   }
   return o;

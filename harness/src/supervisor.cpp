@@ -1009,6 +1009,26 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
       return r.peer >= 0 ? fmt::format("{}@{}->{}", r.info->id, r.subject, r.peer)
                          : fmt::format("{}@{}", r.info->id, r.subject);
     };
+    // Progress names the libraries ("pair.float32.contiguous.legacy numpy -> torch"): the
+    // library's first word ("numpy" of "numpy 2.4.6") when no other subject shares it, else
+    // its whole name, else the name with its index.
+    auto short_name = [&](int i) {
+      if (i < 0 || static_cast<size_t>(i) >= run.subjects.size()) return fmt::format("#{}", i);
+      auto first_word = [](const std::string& n) { return n.substr(0, n.find(' ')); };
+      const std::string& full = run.subjects[static_cast<size_t>(i)].name;
+      int same_word = 0, same_name = 0;
+      for (const SubjectInfo& s : run.subjects) {
+        same_word += first_word(s.name) == first_word(full);
+        same_name += s.name == full;
+      }
+      if (!full.empty() && same_word == 1) return first_word(full);
+      return !full.empty() && same_name == 1 ? full : fmt::format("#{} {}", i, full);
+    };
+    auto progress_label = [&](const CaseResult& r) {
+      if (run.subjects.size() <= 1) return r.info->id;
+      return r.peer >= 0 ? fmt::format("{} {} -> {}", r.info->id, short_name(r.subject), short_name(r.peer))
+                         : fmt::format("{} {}", r.info->id, short_name(r.subject));
+    };
     if (!loaded) {
       // One result for the load, naming its step and the requirement a death there breaks;
       // the cases, never run, once.
@@ -1054,7 +1074,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
           rest.cases.push_back(label(r));
           continue;
         }
-        if (options.progress) options.progress(run.results.size(), planned.size(), label(r));
+        if (options.progress) options.progress(run.results.size(), planned.size(), progress_label(r));
         if (!skip_reason[k].empty()) {
           done.outcome = skipped_outcome(skip_reason[k]);
         } else {

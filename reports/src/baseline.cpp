@@ -355,6 +355,11 @@ json make_baseline(const json& run, const Baseline* applied) {
           break;
         }
       }
+      // A pair entry says which end the finding is charged to (both ends scope it).
+      if (!e.contains("comment")) {
+        const std::string charge = detail::charge_text(run, r);
+        if (!charge.empty()) e["comment"] = charge;
+      }
       e["when"] = std::move(when);
       entries.push_back(std::move(e));
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // common.cpp: tolerant record accessors and shared vocabularies for the writers.
 #include "common.hpp"
+#include "escape.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -140,7 +141,9 @@ std::string subject_label(const json& run, const json& result) {
     probe["subject"] = text(p, k);
     return index_of(probe);
   };
-  return subject_name(run, idx("producer")) + " \xE2\x86\x92 " + subject_name(run, idx("consumer"));
+  const std::string charge = charge_text(run, result);
+  return subject_name(run, idx("producer")) + " \xE2\x86\x92 " + subject_name(run, idx("consumer")) +
+         (charge.empty() ? std::string() : " (" + charge + ")");
 }
 
 std::string legacy_note(const json& subject) {
@@ -322,4 +325,161 @@ std::string failing_requirement(const json& result) {
   return reqs.empty() ? std::string() : reqs.front();
 }
 
+namespace {
+// Shell quoting for display: single quotes around words with characters the shell treats
+// specially.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                        std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+std::string requirement_link(const json& run, const std::string& id) {
+  const std::string doc = text(member(run, "tool"), "requirements_doc");
+  if (doc.empty() || id.empty()) return {};
+  std::string anchor;
+  for (char c : id) anchor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return doc + "#" + anchor;
+}
+
+std::string plain_text(const std::string& markdown) {
+  std::string out;
+  for (char c : markdown)
+    if (c != '`') out += c;
+  return out;
+}
+
+std::string html_text_with_code(const std::string& markdown) {
+  std::string out;
+  std::size_t start = 0;
+  bool in_code = false;
+  while (start <= markdown.size()) {
+    const std::size_t tick = markdown.find('`', start);
+    const std::string part = markdown.substr(start, tick == std::string::npos ? std::string::npos : tick - start);
+    // An unpaired backtick at the end is shown as written.
+    if (tick == std::string::npos) {
+      out += in_code ? "`" + html_escape(part) : html_escape(part);
+      break;
+    }
+    out += in_code ? "<code>" + html_escape(part) + "</code>" : html_escape(part);
+    in_code = !in_code;
+    start = tick + 1;
+  }
+  return out;
+}
+
+std::string rerun_command(const json& run, const json& result) {
+  const json& argv = member(run, "command_line");
+  if (!argv.is_array() || argv.empty()) return {};
+  // Options that take a value and are dropped (reports, baselines, selection).
+  static const std::vector<std::string> valued = {"--json", "--html", "--junit", "--summary-md",
+                                                  "--write-baseline", "--baseline", "--xfails-file",
+                                                  "--filter", "--exclude", "--requirement", "--keyword", "-k"};
+  static const std::vector<std::string> flags = {"-x", "--exitfirst", "-q", "--quiet"};
+  std::string out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string a = text_of(argv[i]);
+    bool drop = std::find(flags.begin(), flags.end(), a) != flags.end();
+    for (const std::string& v : valued) {
+      if (a == v) {
+        drop = true;
+        ++i;  // and its value
+      } else if (a.rfind(v + "=", 0) == 0) {
+        drop = true;
+      }
+    }
+    if (drop) continue;
+    // The first word is the program as the user typed it ("python -m validator").
+    out += (out.empty() ? "" : " ") + (i == 0 ? a : shell_word(a));
+  }
+  return out + " --filter " + shell_word(text(result, "id"));
+}
+
+std::vector<std::string> next_steps(const json& run) {
+  const bool strict = is_strict(run);
+  const json* first = nullptr;
+  std::size_t timeouts = 0, unexpected = 0;
+  std::vector<std::string> confirmations;
+  for (const auto& r : array_at(run, "results")) {
+    const std::string st = status_of(r);
+    if (is_unexpected(st, strict)) {
+      ++unexpected;
+      if (!first) first = &r;
+    }
+    if (st == "timeout") ++timeouts;
+    const std::string by = text(member(r, "baseline"), "confirmed_by");
+    if (!by.empty() && std::find(confirmations.begin(), confirmations.end(), by) == confirmations.end())
+      confirmations.push_back(by);
+  }
+  std::vector<std::string> out;
+  if (first) {
+    const std::string cmd = rerun_command(run, *first);
+    if (!cmd.empty())
+      out.push_back("run one case again (any id above in place of this one): " + cmd);
+    out.push_back("accept these findings as known: run once more with --write-baseline known.json, read it (one entry "
+                  "per finding, with its reason to fill in), then run with --baseline known.json; a problem fixed "
+                  "later shows as xpass and as a stale entry");
+  }
+  if (timeouts > 0)
+    out.push_back(fmt::format(
+        "{} timeout{}: each was already run a second time alone, in a fresh process, with twice the limit. Run it "
+        "again with a much longer --timeout (e.g. --timeout 120) and --isolate=case: a case that then finishes is "
+        "slow on this machine (raise --timeout in CI); one that still times out hangs in the library",
+        timeouts, timeouts == 1 ? "" : "s"));
+  for (std::size_t i = 0; i < confirmations.size() && i < 5; ++i)
+    out.push_back("confirm outside the validator (a baseline entry's script, from the validator's repository): python " +
+                  confirmations[i]);
+  (void)unexpected;
+  return out;
+}
+
 }  // namespace dlpv::reports::detail
+
+namespace dlpv::reports {
+
+std::string detail::charge_text(const json& run, const json& result) {
+  using namespace detail;
+  if (text(result, "role") != "pair") return {};
+  const Charge c = charge_of(run, result);
+  if (c.subject >= 0) return "charged to " + subject_name(run, c.subject) + " (the " + c.side + ")";
+  const std::string st = status_of(result);
+  if (st == "pass" || st == "skip" || st == "xpass") return {};
+  return "charged to neither side alone";
+}
+
+Charge charge_of(const nlohmann::ordered_json& run, const nlohmann::ordered_json& result) {
+  using namespace detail;
+  const long long own = subject_index(run, result);
+  const json& p = member(result, "params");
+  if (text(result, "role") != "pair" || text(p, "producer").empty() || text(p, "consumer").empty())
+    return {own, "subject"};
+  auto end_index = [&](const std::string& side) -> long long {
+    json probe = json::object();
+    probe["subject"] = text(p, side == "producer" ? "producer" : "consumer");
+    return subject_index(run, probe);
+  };
+  auto charged = [&](const std::string& side) -> Charge {
+    if (side != "producer" && side != "consumer") return {};
+    const long long i = end_index(side);
+    return i >= 0 ? Charge{i, side} : Charge{};
+  };
+  for (const char* wanted : {"fail", "warn"})
+    for (const auto& c : array_at(result, "checks"))
+      if (text(c, "status") == wanted) return charged(text(c, "party"));
+  const std::string st = status_of(result);
+  if (st == "pass" || st == "skip" || st == "xpass") return {};
+  if (st == "xfail") {
+    const std::string expect = text(member(result, "baseline"), "expect");
+    if (expect != "crash" && expect != "timeout" && expect != "error" && expect != "unexpected") return {};
+  }
+  const std::string phase = text(result, "phase");
+  if (phase == "export" || phase == "inspect") return charged("producer");
+  if (phase == "import" || phase == "read") return charged("consumer");
+  return {};
+}
+
+}  // namespace dlpv::reports

@@ -122,6 +122,32 @@ struct NotRunLine {
 };
 std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample = 3);
 
+/// Pair results: "charged to torch 2.13.0+cpu (the consumer)", or "charged to neither side
+/// alone" for a finding no side can be singled out for; "" for single-subject results and for
+/// pair results that found nothing (pass, skip, xpass).
+std::string charge_text(const json& run, const json& result);
+
+/// The command that runs just this result's case again: the run's command line without its
+/// report, baseline and selection options, with `--filter ID` (empty when the record has no
+/// command line). Pair cases keep every subject, so the pair runs again.
+std::string rerun_command(const json& run, const json& result);
+
+/// The next steps for a run's findings, one line each ("" when there is nothing to act on):
+/// how to run one case again, the confirming command of a baseline entry where one exists,
+/// how to accept the findings as known (--write-baseline), and, when there are timeouts, how
+/// to tell a slow machine from a hang.
+std::vector<std::string> next_steps(const json& run);
+
+/// A requirement text for plain-text reports: its Markdown code spans (`x`) without the
+/// backticks.
+std::string plain_text(const std::string& markdown);
+/// The same for HTML: escaped, code spans as <code>.
+std::string html_text_with_code(const std::string& markdown);
+
+/// The link of a requirement id: the record's tool.requirements_doc + "#" + the id in lower
+/// case (the heading's anchor in docs/requirements.md); "" when the record names no document.
+std::string requirement_link(const json& run, const std::string& id);
+
 /// Whether the run is strict (options.strict).
 bool is_strict(const json& run);
 

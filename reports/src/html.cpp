@@ -41,6 +41,50 @@ std::string subject_names(const json& run) {
   return out;
 }
 
+// Multi-subject runs: which library each unexpected result and warning is charged to
+// (charge_of): its own cases, the pairs where it broke the rule as producer or as consumer,
+// and the pair findings no side alone can be blamed for.
+std::string charged_table(const json& run) {
+  const json& subjects = detail::array_at(run, "subjects");
+  if (subjects.size() < 2) return {};
+  const bool strict = detail::is_strict(run);
+  struct Row { int own = 0, producer = 0, consumer = 0, warn = 0; };
+  std::vector<Row> rows(subjects.size() + 1);  // the last: neither side alone
+  bool any = false;
+  for (const auto& r : detail::array_at(run, "results")) {
+    const std::string st = detail::status_of(r);
+    const bool unexpected = detail::is_unexpected(st, strict);
+    if (!unexpected && st != "warn") continue;
+    const Charge c = charge_of(run, r);
+    if (c.subject < 0 && detail::text(r, "role") != "pair") continue;
+    Row& row = c.subject < 0 || static_cast<std::size_t>(c.subject) >= subjects.size()
+                   ? rows.back() : rows[static_cast<std::size_t>(c.subject)];
+    any = true;
+    if (st == "warn") ++row.warn;
+    if (!unexpected) continue;
+    if (c.side == "producer") ++row.producer;
+    else if (c.side == "consumer") ++row.consumer;
+    else ++row.own;
+  }
+  if (!any) return {};
+  std::string out =
+      "<table class=\"charged\"><caption>Which library is charged (a pair finding goes to the side whose "
+      "phase or check broke the rule)</caption>\n<thead><tr><th>library</th><th>unexpected, own cases</th>"
+      "<th>unexpected, as producer in pairs</th><th>unexpected, as consumer in pairs</th><th>warnings</th>"
+      "</tr></thead>\n<tbody>\n";
+  for (std::size_t i = 0; i <= subjects.size(); ++i) {
+    const Row& row = rows[i];
+    if (i == subjects.size() && row.own + row.warn == 0) continue;
+    const std::string name = i < subjects.size() ? detail::subject_name(run, static_cast<long long>(i))
+                                                 : std::string("pairs, neither side alone");
+    out += fmt::format(FMT_STRING("<tr><th scope=\"row\">{}</th><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                                  "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n"),
+                       html_escape(name), row.own, i < subjects.size() ? std::to_string(row.producer) : "",
+                       i < subjects.size() ? std::to_string(row.consumer) : "", row.warn);
+  }
+  return out + "</tbody></table>\n";
+}
+
 std::string banner(const json& run, const std::vector<detail::AttentionGroup>& groups) {
   const json& sum = detail::member(run, "summary");
   bool pass = detail::text(sum, "verdict") == "pass";
@@ -66,7 +110,7 @@ std::string banner(const json& run, const std::vector<detail::AttentionGroup>& g
     }
     out += fmt::format(FMT_STRING("<li class=\"st st-{}\">{}</li>"), s, item);
   }
-  out += "</ul>\n";
+  out += "</ul>\n" + charged_table(run);
   if (!groups.empty()) {
     constexpr std::size_t k_listed = 8;
     out += "<nav aria-label=\"unexpected results\"><p><a href=\"#unexpected\">Needs attention</a>, by failed "

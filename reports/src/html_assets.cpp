@@ -32,6 +32,9 @@ pre.output { background: #f7f7f7; border: 1px solid #ddd; padding: .5em; max-hei
 .st-xfail { background: #d6e4f5; } .st-xpass { background: #ffd8b0; }
 .st-crash { background: #b00020; color: #fff; } .st-timeout { background: #6f2da8; color: #fff; }
 .st-error { background: #5a5a5a; color: #fff; }
+.st-crash a, .st-timeout a, .st-error a { color: #fff; text-decoration: underline; }
+table.charged { margin: .4em 0; background: #fff; }
+table.charged td.n { text-align: right; }
 td.st-pass, td.st-fail, td.st-warn, td.st-skip, td.st-xfail, td.st-xpass { color: #1b1b1b; }
 .matrix td { text-align: center; min-width: 4.5em; }
 .matrix small, .tally { color: #444; font-size: 85%; }

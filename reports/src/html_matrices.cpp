@@ -157,10 +157,13 @@ std::string html_requirement_matrix(const json& run, const Shown& shown) {
           run["requirements"].contains(id)) {
         req = run["requirements"][id];
       }
-      out += fmt::format(FMT_STRING("<tr id=\"req-{0}\"><th scope=\"row\"><code>{0}</code></th>"
+      const std::string link = requirement_link(run, id);
+      out += fmt::format(FMT_STRING("<tr id=\"req-{0}\"><th scope=\"row\">{5}</th>"
                                     "<td>{1}</td><td>{2}{3}</td><td class=\"st-{4}\">{4}</td>"),
-                         html_escape(id), html_escape(text(req, "level")), html_escape(text(req, "summary")),
-                         cases_details(run, shown, cases[id]), html_escape(t.worst));
+                         html_escape(id), html_escape(text(req, "level")), html_text_with_code(text(req, "summary")),
+                         cases_details(run, shown, cases[id]), html_escape(t.worst),
+                         link.empty() ? "<code>" + html_escape(id) + "</code>"
+                                      : "<a href=\"" + html_escape(link) + "\"><code>" + html_escape(id) + "</code></a>");
       for (const auto& c : columns) {
         auto it = t.counts.find(c);
         out += it == t.counts.end() ? "<td class=\"n\"></td>"

@@ -90,12 +90,18 @@ std::string result_detail(const json& run, const std::vector<std::size_t>& membe
   std::string reqs;
   for (const auto& id : requirements_of(r)) {
     std::string summary = requirement_summary(run, id);
+    const std::string link = requirement_link(run, id);
     reqs += "<li><a href=\"#req-" + html_escape(id) + "\">" + code(id) + "</a>" +
-            (summary.empty() ? "" : " " + html_escape(summary)) + "</li>";
+            (summary.empty() ? "" : " " + html_text_with_code(summary)) +
+            (link.empty() ? "" : " <small>(<a href=\"" + html_escape(link) + "\">requirement</a>)</small>") + "</li>";
   }
   out += row("requirements", reqs.empty() ? "" : "<ul>" + reqs + "</ul>");
   out += row("severity", html_escape(text(r, "severity")));
   out += row("reason", html_escape(reason_line(run, r)));
+  if (!charge_text(run, r).empty()) out += row("charged", html_escape(charge_text(run, r)));
+  if (!rerun_command(run, r).empty()) out += row("run it again", code(rerun_command(run, r)));
+  if (!text(member(r, "baseline"), "confirmed_by").empty())
+    out += row("confirmed by", code("python " + text(member(r, "baseline"), "confirmed_by")));
   // Expected vs observed first: that pair is what a maintainer acts on.
   for (const char* key : {"expected", "observed", "phase", "signal"}) {
     std::string v = text(r, key);
@@ -208,7 +214,7 @@ std::string html_attention(const json& run, const Shown& shown, const std::vecto
                             ? std::string("(no requirement named)")
                             : "<a href=\"#req-" + html_escape(g.requirement) + "\">" + code(g.requirement) + "</a>";
     out += fmt::format(FMT_STRING("<section class=\"att\" id=\"{}\">\n<h3>{}{} <small>&mdash; {}</small></h3>\n"),
-                       g.anchor, title, summary.empty() ? "" : " " + html_escape(summary),
+                       g.anchor, title, summary.empty() ? "" : " " + html_text_with_code(summary),
                        html_escape(g.describe()));
     for (std::size_t c = 0; c < g.causes.size(); ++c) {
       const auto& cause = g.causes[c];
@@ -241,6 +247,13 @@ std::string html_attention(const json& run, const Shown& shown, const std::vecto
       out += "</ul>\n</div>\n";
     }
     out += "</section>\n";
+  }
+  // What to do about them, after them (the first group stays on the first screen).
+  const auto steps = next_steps(run);
+  if (!steps.empty()) {
+    out += "<div id=\"next-steps\"><h3>Next steps</h3>\n<ul>\n";
+    for (const auto& step : steps) out += "<li>" + html_escape(step) + "</li>\n";
+    out += "</ul></div>\n";
   }
   return out + "</section>\n";
 }

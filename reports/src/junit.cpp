@@ -6,6 +6,7 @@
 // message is repeated in the body; Jenkins wants three-decimal times and consistent counts;
 // skipped cases must be present or they vanish from dashboards.
 #include <map>
+#include <tuple>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -47,8 +48,10 @@ std::string detail_body(const json& run, const json& r) {
   std::ostringstream b;
   std::string msg = detail::text(r, "message");
   if (!msg.empty()) b << msg << '\n';
+  const std::string charge = detail::charge_text(run, r);
+  if (!charge.empty()) b << charge << '\n';
   for (const auto& id : detail::requirements_of(r)) {
-    std::string summary = detail::requirement_summary(run, id);
+    std::string summary = detail::plain_text(detail::requirement_summary(run, id));
     b << "requirement " << id;
     if (!summary.empty()) b << ": " << summary;
     b << '\n';
@@ -71,7 +74,10 @@ std::string detail_body(const json& run, const json& r) {
 std::string verdict_element(const json& run, const json& r, bool strict, Counts& c,
                             std::string& system_out) {
   std::string st = detail::status_of(r);
-  std::string reason = detail::one_line(detail::reason_line(run, r), k_message_limit);
+  // A pair finding names the library it is charged to first: the suite is the pair's.
+  const std::string charge = detail::charge_text(run, r);
+  std::string reason = detail::one_line((charge.empty() ? "" : "[" + charge + "] ") + detail::reason_line(run, r),
+                                        k_message_limit);
   std::string body = detail::xml_text(detail_body(run, r));
   auto element = [&](const char* tag, const std::string& type) {
     return fmt::format(FMT_STRING("      <{}{}{}>{}</{}>\n"), tag, attr("type", type),
@@ -171,6 +177,8 @@ std::string properties(const json& run, const json& subject) {
   const json& tool = detail::member(run, "tool");
   p += property("dlpack-validate.version", detail::text(tool, "version"));
   p += property("command_line", detail::shell_join(detail::member(run, "command_line")));
+  if (!detail::text(tool, "requirements_doc").empty())
+    p += property("requirements_doc", detail::text(tool, "requirements_doc"));
   p += property("subject.path", detail::text(subject, "path"));
   p += property("subject.name", detail::text(subject, "name"));
   p += property("subject.kind", detail::text(subject, "kind"));
@@ -189,6 +197,29 @@ std::string properties(const json& run, const json& subject) {
     p += property("baseline", detail::text(br, "path"));
     p += property("baseline.sha256", detail::text(br, "sha256"));
   }
+  return p + "    </properties>\n";
+}
+
+// A pair suite's properties: both ends, and how many of its findings each end is charged
+// with ("charged.producer" / "charged.consumer" / "charged.neither").
+std::string pair_properties(const json& run, long long producer, long long consumer,
+                            const std::vector<const json*>& results) {
+  std::string p = "    <properties>\n";
+  const json& tool = detail::member(run, "tool");
+  p += property("dlpack-validate.version", detail::text(tool, "version"));
+  p += property("command_line", detail::shell_join(detail::member(run, "command_line")));
+  p += property("producer.name", detail::subject_name(run, producer));
+  p += property("consumer.name", detail::subject_name(run, consumer));
+  std::size_t by_side[3] = {0, 0, 0};
+  for (const json* r : results) {
+    const std::string charge = detail::charge_text(run, *r);
+    if (charge.empty()) continue;
+    const Charge c = charge_of(run, *r);
+    ++by_side[c.side == "producer" ? 0 : c.side == "consumer" ? 1 : 2];
+  }
+  p += property("charged.producer", std::to_string(by_side[0]));
+  p += property("charged.consumer", std::to_string(by_side[1]));
+  p += property("charged.neither", std::to_string(by_side[2]));
   return p + "    </properties>\n";
 }
 
@@ -273,15 +304,30 @@ void write_junit(const json& record, std::ostream& out) {
   static const json no_subjects = json::array();
   const json& subjects = run.contains("subjects") && run["subjects"].is_array()
                              ? run["subjects"] : no_subjects;
-  // Bucket results by subject index; anything without a valid subject goes last.
-  std::map<long long, std::vector<const json*>> by_subject;
+  // One suite per subject (its own cases), then one per ordered pair that ran pair cases
+  // (named "pair P -> C"; a finding's message says which end it is charged to), then results
+  // without a valid subject. A pair testcase keeps its suite whatever its status, so CI
+  // history follows it; no library's suite counts another library's findings.
+  using Key = std::tuple<int, long long, long long>;  // (0 subject | 1 pair | 2 none, a, b)
+  std::map<Key, std::vector<const json*>> buckets;
   if (run.contains("results") && run["results"].is_array()) {
     for (const auto& r : run["results"]) {
-      long long idx = detail::subject_index(run, r);
-      if (idx < 0) idx = static_cast<long long>(subjects.size());
-      by_subject[idx].push_back(&r);
+      const long long idx = detail::subject_index(run, r);
+      const json& p = detail::member(r, "params");
+      auto end = [&](const char* k) {
+        json probe = json::object();
+        probe["subject"] = detail::text(p, k);
+        return detail::subject_index(run, probe);
+      };
+      if (detail::text(r, "role") == "pair" && end("producer") >= 0 && end("consumer") >= 0)
+        buckets[Key{1, end("producer"), end("consumer")}].push_back(&r);
+      else if (idx >= 0)
+        buckets[Key{0, idx, 0}].push_back(&r);
+      else
+        buckets[Key{2, 0, 0}].push_back(&r);
     }
   }
+  for (std::size_t i = 0; i < subjects.size(); ++i) buckets[Key{0, static_cast<long long>(i), 0}];
   std::string timestamp = detail::text(run, "started_at");
   std::string hostname =
       run.contains("environment") ? detail::text(run["environment"], "hostname") : "";
@@ -289,28 +335,37 @@ void write_junit(const json& record, std::ostream& out) {
   Counts total;
   std::string suites;
   std::set<std::string> used_suite_ids;
-  for (std::size_t i = 0; i <= subjects.size(); ++i) {
-    auto bucket = by_subject.find(static_cast<long long>(i));
-    if (i == subjects.size() && bucket == by_subject.end()) break;
-    const json& subject = i < subjects.size() ? subjects[i] : json();
-    std::string name = i < subjects.size() ? detail::subject_name(run, static_cast<long long>(i))
-                                           : std::string("(no subject)");
-    std::string suite_id = detail::sanitize_identifier(name);
-    if (suite_id.empty()) suite_id = fmt::format(FMT_STRING("subject{}"), i);
+  for (const auto& [key, bucket] : buckets) {
+    const auto& [kind, a, b] = key;
+    std::string name, suite_id, props;
+    if (kind == 0) {
+      name = detail::subject_name(run, a);
+      suite_id = detail::sanitize_identifier(name);
+      if (suite_id.empty()) suite_id = fmt::format(FMT_STRING("subject{}"), a);
+      props = properties(run, subjects[static_cast<std::size_t>(a)]);
+    } else if (kind == 1) {
+      name = "pair " + detail::subject_name(run, a) + " -> " + detail::subject_name(run, b);
+      suite_id = detail::sanitize_identifier("pair " + detail::subject_name(run, a) + " to " +
+                                             detail::subject_name(run, b));
+      props = pair_properties(run, a, b, bucket);
+    } else {
+      name = "(no subject)";
+      suite_id = "no_subject";
+      props = properties(run, json());
+    }
     // Two subjects can share a name (same library, two builds); keep classnames distinct.
-    if (!used_suite_ids.insert(suite_id).second) suite_id += fmt::format(FMT_STRING("_{}"), i);
+    if (!used_suite_ids.insert(suite_id).second)
+      suite_id += kind == 1 ? fmt::format(FMT_STRING("_{}_{}"), a, b) : fmt::format(FMT_STRING("_{}"), a);
 
     Counts c;
     std::string cases;
     std::set<std::string> used_names;
-    if (bucket != by_subject.end()) {
-      for (const json* r : bucket->second) cases += testcase(run, *r, suite_id, strict, c, used_names);
-    }
+    for (const json* r : bucket) cases += testcase(run, *r, suite_id, strict, c, used_names);
     suites += "  <testsuite" + attr("name", name) + counts_attrs(c) +
               attr("time", detail::seconds3(json(c.time)));
     if (!timestamp.empty()) suites += attr("timestamp", timestamp);
     if (!hostname.empty()) suites += attr("hostname", hostname);
-    suites += ">\n" + properties(run, subject) + cases + "  </testsuite>\n";
+    suites += ">\n" + props + cases + "  </testsuite>\n";
     total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
     total.skipped += c.skipped, total.time += c.time;
   }

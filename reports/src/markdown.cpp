@@ -55,18 +55,35 @@ struct Section {
   std::string empty_note; // shown instead of a table when there are no rows
 };
 
-std::string reqs_cell(const json& r) {
+std::string reqs_cell(const json& run, const json& r) {
   std::string out;
-  for (const auto& id : detail::requirements_of(r)) out += (out.empty() ? "" : " ") + detail::md_code(id);
+  for (const auto& id : detail::requirements_of(r)) {
+    const std::string link = detail::requirement_link(run, id);
+    out += (out.empty() ? "" : " ") + (link.empty() ? detail::md_code(id) : "[" + detail::md_code(id) + "](" + link + ")");
+  }
   return out;
+}
+
+// What was seen, first: the observation (with the expectation after it) where the result
+// has one, else the reason (a crash's signal and phase, a skip's or a baseline's reason).
+std::string what_happened(const json& run, const json& r) {
+  const std::string st = detail::status_of(r);
+  const std::string observed = detail::text(r, "observed"), expected = detail::text(r, "expected");
+  if (observed.empty() || st == "skip" || st == "xfail" || st == "xpass" || st == "crash" || st == "timeout")
+    return detail::one_line(detail::reason_line(run, r), k_reason_limit);
+  std::string message = detail::text(r, "message");
+  if (!message.empty() && message[0] == '[' && message.find("] ") != std::string::npos && message.find("] ") < 40)
+    message = message.substr(message.find("] ") + 2);  // the requirement column already names it
+  return detail::one_line("observed " + observed + (expected.empty() ? "" : " (expected " + expected + ")") +
+                              (message.empty() ? "" : " — " + message),
+                          k_reason_limit);
 }
 
 std::string result_row(const json& run, const json& r, bool with_status) {
   std::string row = "| " + detail::md_code(detail::text(r, "id")) + " | " +
-                    detail::md_text(detail::subject_label(run, r)) + " | " + reqs_cell(r) + " | ";
+                    detail::md_text(detail::subject_label(run, r)) + " | " + reqs_cell(run, r) + " | ";
   if (with_status) row += "**" + detail::status_of(r) + "** | ";
-  return row + detail::md_text(detail::one_line(detail::reason_line(run, r), k_reason_limit)) +
-         " |\n";
+  return row + detail::md_text(what_happened(run, r)) + " |\n";
 }
 
 void emit(BoundedText& out, const Section& s) {
@@ -205,14 +222,14 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
   json storage;
   const json& run = detail::with_summary(record, storage);
   const bool strict = detail::is_strict(run);
-  const std::string cols = "| case | subject | requirements | reason |\n| --- | --- | --- | --- |\n";
-  Section unexpected{"", "### Unexpected results\n\n| case | subject | requirements | status | reason |\n"
+  const std::string cols = "| case | subject | requirements | what happened |\n| --- | --- | --- | --- |\n";
+  Section unexpected{"", "### Unexpected results\n\n| case | subject | requirements | status | what happened |\n"
                          "| --- | --- | --- | --- | --- |\n", {}, "No unexpected results."};
   Section warnings{"Warnings (SHOULD not met)", cols, {}, ""};
   Section skips{"Skipped", cols, {}, ""};
   Section xfails{"Expected failures (baseline)", cols, {}, ""};
   Section xpasses{"Unexpected passes (baseline entry no longer needed)", cols, {}, ""};
-  Section others{"Other results", "| case | subject | requirements | status | reason |\n"
+  Section others{"Other results", "| case | subject | requirements | status | what happened |\n"
                                   "| --- | --- | --- | --- | --- |\n", {}, ""};
   if (run.contains("results") && run["results"].is_array()) {
     for (const auto& r : run["results"]) {
@@ -246,6 +263,12 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
   text.add(counts_table(run), 0);
   text.add(context_lines(run));
   emit(text, unexpected);
+  const auto steps = detail::next_steps(run);
+  if (!steps.empty()) {
+    std::string block = "**Next steps**\n\n";
+    for (const auto& step : steps) block += "- " + detail::md_text(step) + "\n";
+    text.add(block + "\n");
+  }
   if (!supervision.rows.empty()) emit(text, supervision);
   for (const Section& s : bench_sections(run)) emit(text, s);
   emit(text, stale_section(run));

@@ -34,12 +34,16 @@ std::string one_line(std::string s, size_t max = 400) {
 
 // ---- triage: unexpected results grouped by scope, requirement and shared cause ----------
 
-// What a result is about: a single subject (pair_consumer -1) or a producer -> consumer pair.
+// Where a result is listed: under the library it is charged to (reports::charge_of), its own
+// results first, then the pair results charged to it; pair results charged to neither side
+// last. `owner` -1 sorts after every subject.
 struct Scope {
-  long long subject = -1, consumer = -1;
+  long long owner = -1, producer = -1, consumer = -1;
   bool pair = false;
+  std::string side;
   bool operator<(const Scope& o) const {
-    return std::tie(pair, subject, consumer) < std::tie(o.pair, o.subject, o.consumer);
+    return std::make_tuple(owner < 0, owner, pair, producer, consumer, side) <
+           std::make_tuple(o.owner < 0, o.owner, o.pair, o.producer, o.consumer, o.side);
   }
 };
 
@@ -52,13 +56,31 @@ long long index_param(const nlohmann::ordered_json& r, const char* key) {
 }
 
 Scope scope_of(const nlohmann::ordered_json& rec, const nlohmann::ordered_json& r) {
+  const Charge charge = charge_of(rec, r);
   Scope s;
-  s.subject = detail::subject_index(rec, r);
+  s.owner = charge.subject;
+  s.side = charge.side;
   if (detail::text(r, "role") == "pair") {
     const long long p = index_param(r, "producer"), c = index_param(r, "consumer");
-    if (p >= 0 && c >= 0) s = Scope{p, c, true};
+    if (p >= 0 && c >= 0) {
+      s.pair = true;
+      s.producer = p;
+      s.consumer = c;
+      return s;
+    }
   }
+  if (s.owner < 0) s.owner = detail::subject_index(rec, r);
+  s.side = "subject";
   return s;
+}
+
+// "pair numpy 2.4.6 -> torch 2.13.0+cpu" with who is charged.
+std::string pair_heading(const nlohmann::ordered_json& rec, const Scope& s) {
+  const std::string p = detail::subject_name(rec, s.producer), c = detail::subject_name(rec, s.consumer);
+  if (s.owner < 0)
+    return fmt::format("pair {} -> {}: {} -> {} (not charged to one side)", s.producer, s.consumer, p, c);
+  return fmt::format("pair {} -> {}: {} -> {}, charged to {} (the {})", s.producer, s.consumer, p, c,
+                     detail::subject_name(rec, s.owner), s.side);
 }
 
 // Case-specific detail masked, so results that differ only in it share a cause: digits
@@ -206,14 +228,17 @@ void triage(const nlohmann::ordered_json& rec, std::string& out) {
   }
   out += fmt::format("\nresults other than pass: {} result{}, {} group{} by requirement, {} by cause{}\n", total,
                      total == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", ncause,
-                     many ? " (single subjects first, then pairs)" : "");
+                     many ? " (by the library charged: its own cases, then the pairs where it broke the rule; "
+                            "pairs charged to neither side last)"
+                          : "");
+  const std::string doc = detail::text(detail::member(rec, "tool"), "requirements_doc");
+  if (!doc.empty()) out += "(each requirement id's full entry: " + doc + "#<id in lower case>)\n";
   for (auto& [scope, groups] : scopes) {
     if (many) {
       if (scope.pair)
-        out += fmt::format("\n pair {} -> {}: {} -> {}\n", scope.subject, scope.consumer, detail::subject_name(rec, scope.subject),
-                           detail::subject_name(rec, scope.consumer));
+        out += "\n " + pair_heading(rec, scope) + "\n";
       else
-        out += fmt::format("\n subject {}: {}\n", scope.subject, detail::subject_name(rec, scope.subject));
+        out += fmt::format("\n subject {}: {}\n", scope.owner, detail::subject_name(rec, scope.owner));
     }
     // Worst first (a library that dies before its checks leads), then the larger groups.
     std::stable_sort(groups.begin(), groups.end(), [](const ReqGroup& a, const ReqGroup& b) {
@@ -225,7 +250,7 @@ void triage(const nlohmann::ordered_json& rec, std::string& out) {
                            g.count == 1 ? "" : "s");
       } else {
         const auto& req = detail::member(detail::member(rec, "requirements"), g.id.c_str());
-        const std::string level = detail::text(req, "level"), summary = detail::requirement_summary(rec, g.id);
+        const std::string level = detail::text(req, "level"), summary = detail::plain_text(detail::requirement_summary(rec, g.id));
         out += fmt::format("\n  {}{}{}  {} result{}\n", g.id, level.empty() ? "" : " [" + level + "]",
                            summary.empty() ? "" : " " + one_line(summary, 160), g.count, g.count == 1 ? "" : "s");
       }
@@ -235,7 +260,58 @@ void triage(const nlohmann::ordered_json& rec, std::string& out) {
 }
 }  // namespace
 
-std::string text_summary(const nlohmann::ordered_json& rec) {
+std::string reason_kind(const std::string& message) {
+  // Parentheses and what they hold are case detail: "(3, 4)", "(DLPV_UNSUPPORTED)".
+  std::string flat;
+  int depth = 0;
+  for (char c : message) {
+    if (c == '(') {
+      if (depth++ == 0) flat += "(...)";
+    } else if (c == ')' && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      flat += c;
+    }
+  }
+  // What follows the first ": " is usually the library's own words (an exception and its
+  // text): dropped, unless it is short and reads as ours.
+  if (const auto colon = flat.find(": "); colon != std::string::npos) {
+    const std::string tail = flat.substr(colon + 2);
+    const bool library_words = tail.size() > 80 || tail.find("Error") != std::string::npos ||
+                               tail.find("Exception") != std::string::npos || tail.find("error") != std::string::npos;
+    if (library_words) flat.resize(colon);
+  }
+  static const std::set<std::string> layouts = {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"};
+  auto starts = [](const std::string& w, const char* p) { return w.rfind(p, 0) == 0; };
+  std::string out, word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    std::string core = word;
+    while (!core.empty() && (core.back() == ',' || core.back() == '.' || core.back() == ';')) core.pop_back();
+    const std::string tail = word.substr(core.size());
+    const bool digits = core.find_first_of("0123456789") != std::string::npos;
+    if (core == "legacy" || core == "versioned") out += "<kind>" + tail;
+    else if (layouts.count(core)) out += "<layout>" + tail;
+    else if (core == "bool" || ((starts(core, "float") || starts(core, "bfloat") || starts(core, "int") ||
+                                 starts(core, "uint") || starts(core, "complex") || starts(core, "bcomplex")) && digits))
+      out += "<dtype>" + tail;
+    else if (digits) out += "#" + tail;
+    else out += word;
+    word.clear();
+  };
+  for (char c : flat) {
+    if (c == ' ') {
+      flush();
+      out += ' ';
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
   std::string out;
   const auto& subjects = rec["subjects"];
   const auto& results = rec["results"];
@@ -249,11 +325,28 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     out += "NOTE: CUDA results come from an emulated driver (" + rec["environment"]["cuda"].value("detail", "") +
            "), not from a GPU\n";
 
+  // Counts per library: its own results and the pair results charged to it; pair results
+  // charged to neither side are counted once, on the "pairs" line.
+  std::map<long long, std::map<std::string, int>> charged_counts, pair_findings;
+  std::map<std::string, int> unowned_pairs;
+  std::size_t npairs = 0;
+  for (const auto& r : results) {
+    const Charge charge = charge_of(rec, r);
+    const std::string st = detail::status_of(r);
+    const bool pair = detail::text(r, "role") == "pair";
+    npairs += pair;
+    if (charge.subject >= 0) {
+      charged_counts[charge.subject][st]++;
+      if (pair) pair_findings[charge.subject][fmt::format("{} as {}", st, charge.side)]++;
+    } else if (pair) {
+      unowned_pairs[st]++;
+    } else {
+      charged_counts[detail::subject_index(rec, r)][st]++;
+    }
+  }
   for (const auto& s : subjects) {
     const int idx = s.value("index", 0);
-    std::map<std::string, int> counts;
-    for (const auto& r : results)
-      if (r.value("subject", -1) == idx) counts[r.value("status", "error")]++;
+    auto& counts = charged_counts[idx];
     out += fmt::format("\nsubject {}: {}  [DLPack {}{}]\n  {}\n", idx, s.value("name", "?"),
                        s.value("dlpack_version", "?"), s.value("legacy_only", false) ? ", legacy-only" : "",
                        s.value("path", ""));
@@ -262,9 +355,25 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     for (const char* st : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})
       if (counts[st]) out += fmt::format("{} {}  ", st, counts[st]);
     out += "\n";
+    if (!pair_findings[idx].empty()) {
+      std::string list;
+      for (const auto& [what, n] : pair_findings[idx]) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", what, n);
+      out += "  of these, in pair cases (charged here by the phase or check that broke): " + list + "\n";
+    }
+  }
+  if (npairs > 0) {
+    std::size_t unowned = 0;
+    for (const auto& [st, n] : unowned_pairs) unowned += static_cast<std::size_t>(n);
+    out += fmt::format("\npairs: {} results, {} charged to one library above; the rest:\n  ", npairs, npairs - unowned);
+    for (const char* st : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})
+      if (unowned_pairs[st]) out += fmt::format("{} {}  ", st, unowned_pairs[st]);
+    out += "\n";
   }
 
   triage(rec, out);
+  const auto steps = detail::next_steps(rec);
+  if (!steps.empty()) out += "\nnext steps:\n";
+  for (const auto& step : steps) out += "  - " + step + "\n";
   // Deaths and protocol breaks with no case in flight, grouped by message; cases never run.
   const auto incidents = detail::incident_groups(rec);
   if (!incidents.empty()) out += "\nincidents (no case in flight, charged to no case; the case about to run was run again):\n";
@@ -276,18 +385,36 @@ std::string text_summary(const nlohmann::ordered_json& rec) {
     out += fmt::format("\nNOT RUN {} case{}: {}\n", n.count, n.count == 1 ? "" : "s", one_line(n.reason));
     if (!n.sample.empty()) out += "               e.g. " + n.sample + "\n";
   }
-  // Skips and expected failures, grouped by reason (a legacy-only library has many).
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
+  // Skips and expected failures: one line per kind of reason, with the libraries it came
+  // from and one full example; every distinct reason when verbose.
+  std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::ordered_json*>> groups;
   for (const auto& r : results) {
     const std::string st = r.value("status", "error");
-    if (st == "skip" || st == "xfail") groups[{st, r.value("message", "")}].push_back(r.value("id", "?"));
+    if (st != "skip" && st != "xfail") continue;
+    const std::string msg = detail::reason_line(rec, r);
+    const std::string kind = st == "xfail" ? msg : reason_kind(msg);  // a baseline's reason is the kind
+    groups[{st, verbose ? msg : kind}].push_back(&r);
   }
-  if (!groups.empty()) out += "\nskipped and expected failures, by reason:\n";
-  for (const auto& [key, ids] : groups) {
-    out += fmt::format("  {:<7} {:>4} x {}\n", upper(key.first), ids.size(), one_line(key.second, 200));
-    std::string sample;
-    for (size_t i = 0; i < ids.size() && i < 3; ++i) sample += (i ? ", " : "") + ids[i];
-    out += "               e.g. " + sample + (ids.size() > 3 ? ", ..." : "") + "\n";
+  if (!groups.empty())
+    out += verbose ? "\nskipped and expected failures, by reason:\n"
+                   : "\nskipped and expected failures, by kind of reason (-v lists every reason):\n";
+  for (const auto& [key, rs] : groups) {
+    out += fmt::format("  {:<7} {:>4} x {}\n", upper(key.first), rs.size(), one_line(key.second, 200));
+    if (verbose) {
+      std::string sample;
+      for (size_t i = 0; i < rs.size() && i < 3; ++i) sample += (i ? ", " : "") + detail::text(*rs[i], "id");
+      out += "               e.g. " + sample + (rs.size() > 3 ? ", ..." : "") + "\n";
+    }
+  }
+  if (!groups.empty() && !verbose) {
+    // Where they came from, in one line per library: a maintainer looks for their own.
+    std::map<std::string, std::size_t> by_library;
+    for (const auto& [key, rs] : groups)
+      for (const auto* r : rs)
+        by_library[detail::text(*r, "role") == "pair" ? std::string("pair cases") : detail::subject_name(rec, *r)]++;
+    std::string list;
+    for (const auto& [who, n] : by_library) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", who, n);
+    out += "               from: " + one_line(list, 400) + "\n";
   }
   // Baseline entries that matched no result: the known problem is gone (or the entry is mistyped).
   const auto& stale = detail::array_at(detail::member(rec, "baseline_report"), "stale");

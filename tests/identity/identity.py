@@ -41,7 +41,9 @@ import sys
 DROP_TOP = {"command_line", "started_at", "duration_s", "environment", "supervisor"}
 # `observed` is the measurement itself (heap growth, the bytes found in freed memory): it varies
 # from run to run where the verdict does not. Everything else of a result stays.
-DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed"}
+# `charged_to` is computed from the rest of the result (status, phase, the checks' parties:
+# reports::charge_of), as pair_matrix is from the results: the verdicts are what it rests on.
+DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed", "charged_to"}
 NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{5,}")
 OFFSET = re.compile(r"\+ 0x[0-9a-fA-F]+")  # "function + 0x570" in a library's stack trace: code moves

@@ -115,6 +115,9 @@ def check(exe, record_path):
                          if bench_suite else
                          ("baseline", "baseline.sha256")
                          if suite.get("name") == "dlpack-validate baseline" else
+                         ("dlpack-validate.version", "command_line", "producer.name", "consumer.name",
+                          "charged.producer", "charged.consumer", "charged.neither")
+                         if suite.get("name", "").startswith("pair ") else
                          ("dlpack-validate.version", "command_line", "subject.path",
                           "subject.name", "subject.dlpack_version")):
             if required not in props:

@@ -42,6 +42,7 @@ struct AppConfig {
   bool strict = false;
   bool deterministic = false;
   bool quiet = false;
+  bool verbose = false;  ///< every skip reason in the text summary
   bool list = false;
   std::vector<std::string> command_line;
   std::vector<std::string> worker_command;

@@ -28,6 +28,9 @@ struct Check {
   std::string message;
   std::string expected;
   std::string observed;
+  /// Pair cases: the side whose behaviour this check judges ("producer" or "consumer"; empty
+  /// when the check cannot single one out). Reports charge a failed check to that library.
+  std::string party;
 };
 
 /// How a case ended, as seen by the process that ran it (or by the supervisor that saw it
@@ -132,6 +135,11 @@ class CaseContext {
   void phase(const std::string& name, const std::string& reaches = {});
   const std::string& current_phase() const { return phase_; }
 
+  /// Pair cases: the side ("producer", "consumer", or "" for neither alone) that the checks
+  /// recorded from now on judge (Check::party). A crash is charged by its phase instead
+  /// (reports: export -> producer, import and read -> consumer).
+  void charge(const std::string& party) { party_ = party; }
+
   /// Record a requirement check with the case's severity. Returns `ok`.
   bool check(bool ok, const std::string& requirement, const std::string& message,
              const std::string& expected = {}, const std::string& observed = {});
@@ -158,6 +166,7 @@ class CaseContext {
   Subject* peer_ = nullptr;
   PhaseHook hook_;
   std::string phase_ = "setup";
+  std::string party_;
   std::vector<Check> checks_;
   std::vector<std::string> notes_;
 };

@@ -69,6 +69,21 @@ nlohmann::ordered_json load_run(const std::string& path);
 /// say what happened must not pass.
 void finalize_summary(nlohmann::ordered_json& run);
 
+/// The library a result is charged to (docs/results.md, "Which library is charged").
+/// A single-subject result: its subject (`side` "subject"). A pair result: the side whose
+/// behaviour broke the rule, `side` "producer" or "consumer" with that subject's index:
+///   - the first failed check (a fail before a warn) that names its side (`party`);
+///   - else, for a result that ended before its checks judged (crash, timeout, error, or such
+///     a result waived by a baseline), the phase it ended in: export or inspect -> producer,
+///     import or read -> consumer;
+///   - else nobody alone (`subject` -1, `side` ""): a pass, a skip, a check that cannot tell
+///     the sides apart, a death in release (the consumer's release runs the producer's deleter).
+struct Charge {
+  long long subject = -1;
+  std::string side;
+};
+Charge charge_of(const nlohmann::ordered_json& run, const nlohmann::ordered_json& result);
+
 // ---------------------------------------------------------------------------------------
 // Writers
 // ---------------------------------------------------------------------------------------
@@ -86,7 +101,9 @@ void finalize_summary(nlohmann::ordered_json& run);
 void write_html(const nlohmann::ordered_json& run, std::ostream& out);
 
 /// JUnit XML in the subset GitLab, Jenkins and the common GitHub actions accept: one
-/// <testsuite> per subject, one <testcase> per result (counts are cases, not checks),
+/// <testsuite> per subject (its own cases), then one per ordered pair ("pair P -> C", whose
+/// failure messages start with the library charged, charge_of), one <testcase> per result
+/// (counts are cases, not checks),
 /// classname "dlpack-validate.<subject>.<area>", name = case id, times with 3 decimals.
 /// Status mapping: fail -> <failure type=first requirement id>; warn -> passes with a
 /// <system-out> note (strict: <failure type="warn">); skip -> <skipped type="skip">;
@@ -199,8 +216,15 @@ void apply_bench_baseline(nlohmann::ordered_json& run, const nlohmann::ordered_j
 /// The bench section as a plain-text table for a terminal, ending with a "verdict:" line.
 std::string bench_text(const nlohmann::ordered_json& run);
 
-/// The human summary printed on stdout after a run (counts per subject, every non-pass result
-/// with expected vs observed, incidents and cases not run, skips grouped by reason, verdict).
-std::string text_summary(const nlohmann::ordered_json& run);
+/// The human summary printed on stdout after a run: counts per library (pair findings where
+/// they are charged), every unexpected result and warning with expected vs observed, the next
+/// steps (re-run one case, baseline, timeouts), incidents and cases not run, then skips and
+/// expected failures: one line per kind of reason, or (verbose) every distinct reason; verdict.
+std::string text_summary(const nlohmann::ordered_json& run, bool verbose = false);
+
+/// A skip or expected-failure message reduced to its kind, for grouping: the part before the
+/// library's own words (the first ": "), with dtype, layout and struct-kind words and numbers
+/// masked ("subject refused <kind> export of <dtype> (...) <layout> cleanly (...)").
+std::string reason_kind(const std::string& message);
 
 }  // namespace dlpv::reports

@@ -464,8 +464,14 @@ class Supervisor {
           }
           if (kind == "phase") {
             const bool was_loading = phase == "load";
+            const bool was_case_loading = phase == kCaseLoadingPhase;
             phase = protocol::string_field(ev, "phase");
             reaches = protocol::string_field(ev, "reaches");
+            // A case waiting for a library to load in a helper process of its own: loading is
+            // not case time, so the load deadline applies, and the case's time starts again
+            // after it.
+            if (phase == kCaseLoadingPhase && !was_case_loading) deadline = Clock::now() + seconds(opt_.load_timeout_s);
+            else if (was_case_loading && phase != kCaseLoadingPhase) deadline = Clock::now() + seconds(case_timeout_s_);
             if (phase == "load") {
               // A fresh worker loads the subject again before the case: the load deadline,
               // not case time.
@@ -521,6 +527,10 @@ class Supervisor {
                             ? fmt::format("a fresh worker did not finish {} of subject {} within the load deadline of "
                                           "{} s (--load-timeout), before the case began",
                                           step_words(loading.step), loading.subject, opt_.load_timeout_s)
+                        : phase == kCaseLoadingPhase
+                            ? fmt::format("the case's helper process did not finish loading the library within the "
+                                          "load deadline of {} s (--load-timeout)",
+                                          opt_.load_timeout_s)
                             : fmt::format("the case did not finish within {} s (hung in phase '{}'{})", case_timeout_s_,
                                           phase, reaches.empty() ? "" : ", testing " + reaches);
           out.output_tail = kill_worker();

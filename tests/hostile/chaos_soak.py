@@ -64,7 +64,7 @@ def rss_kib(pid):
     return 0
 
 
-def chaos(proc, rng, hits, peak, min_ms, max_ms):
+def chaos(proc, rng, hits, peak, min_ms, max_ms, young_s):
     seen, stopped = {}, set()
     while proc.poll() is None:
         time.sleep(rng.uniform(min_ms, max_ms) / 1000.0)
@@ -79,7 +79,7 @@ def chaos(proc, rng, hits, peak, min_ms, max_ms):
             continue
         w = max(workers, key=lambda p: seen[p])
         # Mostly hit workers that are past their start (mid-run); sometimes at once (loading).
-        if now - seen[w] < 0.02 and rng.random() < 0.8:
+        if now - seen[w] < young_s and rng.random() < 0.8:
             continue
         name, sig, _ = rng.choices(ACTIONS, weights=[a[2] for a in ACTIONS])[0]
         try:
@@ -110,11 +110,22 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     clean_path = os.path.join(args.out, "clean.json")
+    t_clean = time.monotonic()
     subprocess.run([args.validator, "-q", "--json", clean_path, "--timeout", "10"] + args.subject,
                    capture_output=True, text=True, timeout=600)
-    clean = {key(r): r["status"] for r in json.load(open(clean_path))["results"]}
+    t_clean = time.monotonic() - t_clean
+    clean_record = json.load(open(clean_path))
+    clean = {key(r): r["status"] for r in clean_record["results"]}
+    # The hits follow the validator's pace, not the wall clock: on a busy machine (CPUs
+    # oversubscribed) every step, loading a worker included, takes longer, and hits at a fixed
+    # rate would land mostly in loading, where two deaths in a row rightly read as a library
+    # that crashes at load. The intervals (and the age under which a worker counts as still
+    # loading) are scaled by how much slower than a quiet machine (2 ms a case) the clean run was.
+    slow = max(1.0, t_clean / max(1, len(clean)) / 0.002)
+    min_ms, max_ms, young_s = args.min_ms * slow, args.max_ms * slow, 0.02 * slow
     print(f"seed {seed}: {len(clean)} cases planned on {len(args.subject)} subjects "
-          f"({sum(1 for s in clean.values() if s == 'fail')} fail in the clean run)")
+          f"({sum(1 for s in clean.values() if s == 'fail')} fail in the clean run, {t_clean:.1f} s: {slow:.1f} x a quiet "
+          f"machine's pace; hits every {min_ms:.0f}-{max_ms:.0f} ms, workers younger than {young_s * 1000:.0f} ms mostly spared)")
 
     rounds, problems = [], []
     t_end = time.monotonic() + args.seconds
@@ -131,7 +142,7 @@ def main():
         proc = subprocess.Popen([args.validator, "-q", "--json", path, "--timeout", str(args.timeout),
                                  "--load-timeout", "5", "--isolate", isolate] + filters + args.subject,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        thread = threading.Thread(target=chaos, args=(proc, rng, hits, peak, args.min_ms, args.max_ms))
+        thread = threading.Thread(target=chaos, args=(proc, rng, hits, peak, min_ms, max_ms, young_s))
         thread.start()
         out, err = proc.communicate(timeout=1800)
         thread.join()

@@ -64,8 +64,23 @@ int run_cli(int argc, char** argv) {
   std::string record_path;
   CLI::App* report = app.add_subcommand(
       "report", "re-render reports from a saved run record: report RUN.json --html out.html ...");
-  report->add_option("record", record_path, "a run record written by --json")->required();
+  report->add_option("record", record_path, "a run record written by --json");
   report->fallthrough();  // --html/--junit/--summary-md/--baseline/--strict belong to the main app
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  CLI::App* merge = report->add_subcommand(
+      "merge", "merge the records of shards (--shard K/N), machines or CI jobs into one record: every case "
+               "once, subjects united, conflicts reported (exit 1): report merge A.json B.json ... -o all.json");
+  merge->add_option("records", merge_inputs, "run records written by --json")->required();
+  merge->add_option("-o,--output", merge_output, "write the merged record to PATH (as --json does)")->type_name("PATH");
+  merge->fallthrough();
+  std::string diff_old, diff_new;
+  CLI::App* diff = app.add_subcommand(
+      "diff", "what changed between two run records (regressions, fixes, other status changes, new and "
+              "removed cases), as text and with --summary-md as Markdown; exit 1 on a regression: diff OLD.json NEW.json");
+  diff->add_option("old", diff_old, "the earlier record (e.g. your last release's)")->required();
+  diff->add_option("new", diff_new, "the later record (e.g. your main branch's)")->required();
+  diff->fallthrough();
   CLI::App* bench = app.add_subcommand(
       "bench", "time each exchange route of the plugins (ns/op: median, p10, p90 over batches; the "
                "harness's own overhead measured and subtracted): bench LIB.so... [--json out.json]");
@@ -104,8 +119,17 @@ int run_cli(int argc, char** argv) {
   }
   cfg.subjects = subjects;
   cfg.command_line.assign(argv, argv + argc);
-  if (*report) {
+  if (*report || *diff) {
     try {
+      if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new);
+      if (*merge) {
+        if (!merge_output.empty() && !cfg.json_path.empty())
+          throw dlpv::BadInput{"report merge: give the output once (-o or --json)"};
+        if (!merge_output.empty()) cfg.json_path = merge_output;
+        if (!record_path.empty()) merge_inputs.insert(merge_inputs.begin(), record_path);
+        return dlpv::run_merge(cfg, merge_inputs);
+      }
+      if (record_path.empty()) throw dlpv::BadInput{"report: no record given (report RUN.json, or report merge A.json B.json ...)"};
       return dlpv::run_report(cfg, record_path);
     } catch (const dlpv::BadInput& e) {
       std::fprintf(stderr, "dlpack-validate: error: %s\n", e.message.c_str());

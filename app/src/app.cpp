@@ -286,6 +286,15 @@ int run_app(const AppConfig& cfg) {
     throw BadInput{"no case matches the given --filter/-k/--exclude/--requirement selection" + near_miss(cfg)};
   }
 
+  if (cfg.shard_n > 0) {
+    // The i-th selected id (in id order, counting from 0) belongs to part i mod N + 1: the same
+    // split on every machine, and neighbouring ids (one case's dtypes, one family) spread over
+    // the parts. A part may be empty when there are more parts than cases.
+    std::vector<const CaseInfo*> part;
+    for (size_t i = 0; i < selected.size(); ++i)
+      if (static_cast<int>(i % static_cast<size_t>(cfg.shard_n)) == cfg.shard_k - 1) part.push_back(selected[i]);
+    selected = std::move(part);
+  }
   if (cfg.list && !cfg.json_path.empty()) return list_json(selected, cfg.json_path);
   if (cfg.list) {
     for (const CaseInfo* c : selected) {
@@ -315,6 +324,7 @@ int run_app(const AppConfig& cfg) {
   ro.requirements = cfg.requirements;
   ro.keywords = cfg.keywords;
   ro.exitfirst = cfg.exitfirst;
+  if (cfg.shard_n > 0) ro.shard = fmt::format("{}/{}", cfg.shard_k, cfg.shard_n);
   ro.timeout_s = cfg.timeout_s;
   ro.load_timeout_s = cfg.load_timeout_s;
   ro.isolation = isolation;
@@ -367,6 +377,11 @@ int run_app(const AppConfig& cfg) {
   }
 
   nlohmann::ordered_json record = make_run_record(run, ro);
+  return finish(record, cfg, baseline);
+}
+
+int finish_record(nlohmann::ordered_json& record, const AppConfig& cfg) {
+  const auto baseline = check_inputs(cfg);
   return finish(record, cfg, baseline);
 }
 

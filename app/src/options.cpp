@@ -35,6 +35,10 @@ const std::vector<Spec>& table() {
        "(case-insensitive), combined with and, or, not and parentheses (repeatable: every one must match)"},
       {"requirement", "", "requirements", Type::globs, "", 0, false, "", "ID", kRun,
        "run only cases citing checklist requirement ID (a glob: 'DEL-*'; repeatable)"},
+      {"shard", "", "shard", Type::shard, "", 0, false, "", "K/N", kRun,
+       "run only part K of N of the selected cases (a deterministic split of their ids: the i-th "
+       "selected id, counting from 0, goes to part i mod N + 1); records of all N parts merge "
+       "into the whole run's with 'report merge'"},
       {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
        "stop after the first unexpected result (the cases left are listed once as not run)"},
       {"json", "", "json", Type::path, "", 0, false, "", "PATH", kAll,
@@ -121,6 +125,18 @@ std::string choices_text(const Spec& spec) {
 
 }  // namespace
 
+bool parse_shard(const std::string& text, int& k, int& n) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return false;
+  const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+  if (a.find_first_not_of("0123456789") != std::string::npos || b.find_first_not_of("0123456789") != std::string::npos ||
+      a.size() > 6 || b.size() > 6)
+    return false;
+  k = std::atoi(a.c_str());
+  n = std::atoi(b.c_str());
+  return n >= 1 && k >= 1 && k <= n;
+}
+
 std::string check(const Spec& spec, const std::string& text) {
   double v = 0;
   switch (spec.type) {
@@ -136,6 +152,10 @@ std::string check(const Spec& spec, const std::string& text) {
     case Type::whole:
       if (parse_number(text, v) && v >= spec.floor && v == std::floor(v) && v < 1e15) return {};
       return fmt::format("'{}' is not a whole number >= {:g}", text, spec.floor);
+    case Type::shard: {
+      int k = 0, n = 0;
+      return parse_shard(text, k, n) ? "" : "'" + text + "' is not K/N with 1 <= K <= N (e.g. 2/4)";
+    }
     case Type::choice: {
       const std::string all = std::string("|") + spec.choices + "|";
       if (!text.empty() && text.find('|') == std::string::npos && all.find("|" + text + "|") != std::string::npos)
@@ -182,6 +202,7 @@ AppConfig config_from(const Values& values, Naming naming) {
       throw BadInput{e.what()};
     }
   }
+  if (const std::string shard = one("shard"); !shard.empty()) parse_shard(shard, cfg.shard_k, cfg.shard_n);
   cfg.exitfirst = on("exitfirst");
   cfg.json_path = one("json");
   cfg.html_path = one("html");

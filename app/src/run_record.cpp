@@ -92,6 +92,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   if (!opt.keywords.empty()) rec["options"]["keyword"] = opt.keywords;
   if (!opt.requirements.empty()) rec["options"]["requirements"] = opt.requirements;
   if (opt.exitfirst) rec["options"]["exitfirst"] = true;
+  if (!opt.shard.empty()) rec["options"]["shard"] = opt.shard;
   if (opt.isolation == Isolation::none)
     rec["options"]["warning"] =
         "--isolate=none: cases ran inside the validator process; a crash in the library "

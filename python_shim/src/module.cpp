@@ -83,7 +83,7 @@ py::list option_table() {
   namespace o = options;
   py::list out;
   for (const o::Spec& s : o::table()) {
-    static const char* const types[] = {"flag", "seconds", "number", "whole", "choice", "path", "globs"};
+    static const char* const types[] = {"flag", "seconds", "number", "whole", "choice", "path", "globs", "shard"};
     py::list commands;
     for (auto [bit, name] : {std::pair{o::kRun, "run"}, {o::kBench, "bench"}, {o::kReport, "report"}})
       if (s.commands & bit) commands.append(name);

@@ -29,6 +29,7 @@ struct AppConfig {
   std::vector<std::string> excludes;      ///< --exclude GLOB
   std::vector<std::string> requirements;  ///< --requirement ID (globs over checklist ids)
   std::vector<std::string> keywords;      ///< -k EXPR (pytest's habit; keyword_match)
+  int shard_k = 0, shard_n = 0;           ///< --shard K/N (n 0: the whole selection)
   bool exitfirst = false;                 ///< -x: stop after the first unexpected result
   std::string json_path;                  ///< "-": the record on stdout (the summary on stderr)
   std::string html_path;
@@ -72,6 +73,22 @@ int run_report(const AppConfig& config, const std::string& record_path);
 /// `bench SUBJECT...`: measure (in a worker process unless --isolate=none), compare with
 /// --bench-baseline, and return the run record holding the "bench" section. Throws BadInput.
 nlohmann::ordered_json run_bench(const AppConfig& config);
+
+/// A record made elsewhere (report, merge): judged against cfg's baseline when one is given,
+/// written to every requested output and summarised. Returns its exit code; throws BadInput.
+int finish_record(nlohmann::ordered_json& record, const AppConfig& config);
+
+/// `report merge A.json B.json ... [-o OUT.json]`: one record from the records of shards,
+/// machines or CI jobs (subjects united, every case exactly once), then written and summarised
+/// as `report` does (cfg.json_path is the output). Two records that disagree about one case
+/// (same subject, id and peer) are a conflict: listed on stderr and in the record's `merge`
+/// section, and the exit code is 1. Throws BadInput.
+int run_merge(const AppConfig& config, const std::vector<std::string>& inputs);
+
+/// `diff OLD.json NEW.json`: what changed between two records (regressions, fixes, other
+/// status changes, new and removed cases) as text on stdout and, with cfg.summary_md_path, as
+/// Markdown. Exit 1 when a case present in both went from expected to unexpected. Throws BadInput.
+int run_diff(const AppConfig& config, const std::string& old_path, const std::string& new_path);
 
 /// run_app with the error channels mapped to exit codes and one-line messages (prefix
 /// "dlpack-validate: error: ..." / "... internal error: ...").

@@ -22,6 +22,7 @@ enum class Type {
   choice,   ///< one of `choices` ('|'-separated)
   path,     ///< a file path ("-" where the help says so)
   globs,    ///< repeatable: one glob per use
+  shard,    ///< "K/N": part K of N (1 <= K <= N)
 };
 
 /// The commands an option belongs to (bits).
@@ -52,6 +53,9 @@ std::string flag_of(const Spec& spec);
 /// "" when `text` is a valid value of `spec`, else why not ("'abc' is not a positive number
 /// of seconds").
 std::string check(const Spec& spec, const std::string& text);
+
+/// "K/N" with 1 <= K <= N (digits only): true and k, n set.
+bool parse_shard(const std::string& text, int& k, int& n);
 
 /// Option values as the front-ends collect them: key -> the texts given (a flag: {"1"} when on).
 using Values = std::map<std::string, std::vector<std::string>>;

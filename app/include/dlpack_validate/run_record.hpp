@@ -20,6 +20,7 @@ struct RecordOptions {
   std::vector<std::string> requirements;  ///< shown in the record only when given
   std::vector<std::string> keywords;      ///< -k expressions, shown in the record only when given
   bool exitfirst = false;                 ///< shown in the record only when given
+  std::string shard;                      ///< --shard "K/N", shown in the record only when given
   double timeout_s = kDefaultCaseTimeoutS;
   double load_timeout_s = kDefaultLoadTimeoutS;
   Isolation isolation = Isolation::worker;

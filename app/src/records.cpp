@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -40,11 +41,33 @@ int index_at(const ordered_json& j, const char* key) {
   return it != j.end() && it->is_number_integer() ? it->get<int>() : -1;
 }
 
-/// What makes two records' subjects the same library: kind, the spec it was named by, the name
-/// it reported (with its version) and the DLPack version it exports.
-std::string subject_key(const ordered_json& s) {
-  return text_at(s, "kind") + "\x1f" + text_at(s, "path") + "\x1f" + text_at(s, "name") + "\x1f" +
-         text_at(s, "dlpack_version");
+/// What makes two records' subjects the same: kind, the name it reported (with its version) and
+/// the DLPack version it exports; not its path (a Python package's file lies in whatever venv
+/// the machine made). The n-th subject with that description in one record is the n-th in
+/// another (one run may name two builds of a plugin that describe themselves alike).
+std::vector<std::string> subject_keys(const ordered_json& subjects) {
+  std::vector<std::string> out;
+  std::map<std::string, int> seen;
+  for (const ordered_json& s : subjects) {
+    const std::string key = text_at(s, "kind") + "\x1f" + text_at(s, "name") + "\x1f" + text_at(s, "dlpack_version");
+    out.push_back(key + "\x1f" + std::to_string(seen[key]++));
+  }
+  return out;
+}
+
+/// The library a subject is, whatever its release: its name without a trailing version
+/// ("numpy 1.26.4" -> "numpy"), the n-th of that library in the record.
+std::vector<std::string> library_keys(const ordered_json& subjects) {
+  std::vector<std::string> out;
+  std::map<std::string, int> seen;
+  for (const ordered_json& s : subjects) {
+    std::string name = text_at(s, "name");
+    const size_t space = name.rfind(' ');
+    if (space != std::string::npos && space + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[space + 1])))
+      name.resize(space);
+    out.push_back(name + (seen[name]++ ? "#" + std::to_string(seen[name] - 1) : ""));
+  }
+  return out;
 }
 
 std::string subject_label(const ordered_json& subjects, int i) {
@@ -106,8 +129,10 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   for (size_t k = 0; k < records.size(); ++k) {
     const ordered_json& rec = records[k];
     std::vector<int> to;
-    for (const ordered_json& s : rec["subjects"]) {
-      const std::string key = subject_key(s);
+    const std::vector<std::string> keys = subject_keys(rec["subjects"]);
+    for (size_t j = 0; j < keys.size(); ++j) {
+      const ordered_json& s = rec["subjects"][j];
+      const std::string& key = keys[j];
       auto [it, fresh] = subject_index.emplace(key, static_cast<int>(subjects.size()));
       if (fresh) {
         ordered_json copy = s;
@@ -243,12 +268,11 @@ struct Entry {
 
 std::map<std::string, Entry> entries_of(const ordered_json& rec, bool by_position) {
   std::map<std::string, Entry> out;
-  const ordered_json& subjects = rec["subjects"];
+  const std::vector<std::string> libs = library_keys(rec["subjects"]);
   auto who = [&](int i) -> std::string {
     if (i < 0) return "";
     if (by_position) return fmt::format("#{}", i);
-    if (static_cast<size_t>(i) >= subjects.size()) return "?";
-    return text_at(subjects[static_cast<size_t>(i)], "path");
+    return static_cast<size_t>(i) < libs.size() ? libs[static_cast<size_t>(i)] : "?";
   };
   for (const ordered_json& r : rec["results"]) {
     if (!r.is_object()) continue;
@@ -290,15 +314,13 @@ std::string md_cell(std::string s) {
 
 int run_diff(const AppConfig& cfg, const std::string& old_path, const std::string& new_path) {
   const ordered_json old_rec = load_or_bad_input(old_path), new_rec = load_or_bad_input(new_path);
-  // The same command run twice names its subjects alike; two releases of a package keep its
-  // import name (path) and change its name ("numpy 2.3.5" -> "numpy 2.4.6"). Plugins' paths
-  // usually differ between builds: with the same number of subjects, match them by position.
-  auto paths = [](const ordered_json& rec) {
-    std::vector<std::string> out;
-    for (const ordered_json& s : rec["subjects"]) out.push_back(text_at(s, "path"));
-    return out;
-  };
-  const bool by_position = paths(old_rec) != paths(new_rec) && old_rec["subjects"].size() == new_rec["subjects"].size();
+  // Subjects are matched by library: their name without its version ("numpy 2.3.5" and "numpy
+  // 2.4.6" are both numpy). Records whose libraries differ but number the same (two plugins
+  // that name themselves differently) are matched by position.
+  const auto libs_old = library_keys(old_rec["subjects"]), libs_new = library_keys(new_rec["subjects"]);
+  const bool by_position = std::set<std::string>(libs_old.begin(), libs_old.end()) !=
+                               std::set<std::string>(libs_new.begin(), libs_new.end()) &&
+                           libs_old.size() == libs_new.size();
   const auto before = entries_of(old_rec, by_position), after = entries_of(new_rec, by_position);
   auto name = [&](const Entry& e) {
     auto label = [&](const std::string& who) {

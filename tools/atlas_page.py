@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""tools/atlas_page.py: the DLPack atlas, one static HTML page (and its JSON) from a merged
+sweep record (tools/atlas.py run, or `dlpack-validate report merge` of the shards' sweeps).
+
+  tools/atlas_page.py SWEEP.json --html atlas.html [--json atlas.json] [--confirm-dir peers/confirm]
+                      [--baselines baselines/peers] [--repro DIR] [--title T]
+
+Rows are requirements grouped by area; columns are libraries. A cell shows the library's
+releases oldest to newest as small squares (holds, warn, broken, not tested), since which
+release the rule holds without a break up to the newest, the release that broke it if one
+did after an earlier release held it, and links to the confirming script of a baseline
+entry (baselines/peers/<library>.json `confirmed_by`) and to reproducers (--repro DIR) for
+the cases behind a break. A pair view follows: producer × consumer per dtype class.
+
+A release's verdict on a requirement is the worst of its own results that cite it: fail,
+crash, timeout, error or xfail make it broken; else a warn makes it warn; else a pass makes it
+hold; only skips leave it untested. Pair results count for the side they are charged to.
+The page is plain HTML and CSS with a few lines of script for sorting and filtering; it works
+(unsorted, unfiltered) with scripts blocked.
+"""
+import argparse
+import html
+import json
+import os
+import re
+import sys
+
+BAD = {"fail", "crash", "timeout", "error", "xfail"}
+AREAS = ["capsule", "exchange_api", "deleter", "version_flags", "stream", "dtype", "layout", "device", "protocol"]
+
+
+def version_key(text):
+    parts = re.findall(r"\d+|[a-z]+", text.split("+")[0].lower())
+    return [(0, int(p)) if p.isdigit() else (-1, p) for p in parts]
+
+
+def split_name(name):
+    lib, _, rel = name.rpartition(" ")
+    if lib and rel[:1].isdigit():
+        return lib, rel
+    return name, ""
+
+
+def dtype_class(dtype):
+    if dtype.startswith("bool"):
+        return "bool"
+    if dtype.startswith("complex"):
+        return "complex"
+    if dtype.startswith(("bfloat", "float8", "float6", "float4")):
+        return "ML formats (bfloat16, float8 ...)"
+    if dtype.startswith("float"):
+        return "float"
+    if dtype.startswith("uint"):
+        return "unsigned int"
+    if dtype.startswith("int"):
+        return "int"
+    return dtype or "other"
+
+
+def worst(statuses):
+    if statuses & BAD:
+        return "broken"
+    if "warn" in statuses:
+        return "warn"
+    if statuses & {"pass", "xpass"}:
+        return "holds"
+    return "untested"
+
+
+def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
+    subjects = rec["subjects"]
+    who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
+    libraries = {}
+    for lib, rel in who:
+        libraries.setdefault(lib, set()).add(rel)
+    libraries = {lib: sorted(rels, key=version_key) for lib, rels in sorted(libraries.items())}
+    # (requirement, subject index) -> statuses, and the case ids behind a bad one
+    seen, bad_cases = {}, {}
+    for r in rec["results"]:
+        charged = r.get("charged_to")
+        if r.get("peer") is not None:
+            if not charged:
+                continue
+            idx = charged["subject"]
+        else:
+            idx = r["subject"]
+        for q in r.get("requirements") or []:
+            seen.setdefault((q, idx), set()).add(r["status"])
+            if r["status"] in BAD or r["status"] == "warn":
+                bad_cases.setdefault((q, idx), []).append(r["id"])
+    # confirming scripts: baseline entries naming a case and a script
+    confirm = {}
+    if baselines_dir and os.path.isdir(baselines_dir):
+        for f in sorted(os.listdir(baselines_dir)):
+            if not f.endswith(".json"):
+                continue
+            try:
+                doc = json.load(open(os.path.join(baselines_dir, f)))
+            except (OSError, ValueError):
+                continue
+            for e in doc.get("entries", []):
+                if e.get("confirmed_by"):
+                    confirm.setdefault((f[:-5], e.get("case", "")), e["confirmed_by"])
+    repro = {}
+    if repro_dir and os.path.isdir(repro_dir):
+        for f in sorted(os.listdir(repro_dir)):
+            if f.endswith(".py"):
+                repro.setdefault(f.split("__")[0], []).append(os.path.relpath(os.path.join(repro_dir, f), out_dir))
+    reqs = rec.get("requirements", {})
+    rows = []
+    for q in sorted({q for q, _ in seen}, key=lambda q: (AREAS.index(reqs.get(q, {}).get("area", "protocol"))
+                                                          if reqs.get(q, {}).get("area", "protocol") in AREAS else 99,
+                                                          q.split("-")[0], int(re.sub(r"\D", "", q) or 0))):
+        row = {"id": q, "area": reqs.get(q, {}).get("area", "protocol"), "level": reqs.get(q, {}).get("level", ""),
+               "summary": reqs.get(q, {}).get("summary", ""), "cells": {}}
+        for lib, rels in libraries.items():
+            per = {}
+            cases = []
+            for i, (l, rel) in enumerate(who):
+                if l != lib or (q, i) not in seen:
+                    continue
+                per[rel] = worst(seen[(q, i)])
+                cases += bad_cases.get((q, i), [])
+            tested = [rel for rel in rels if per.get(rel, "untested") != "untested"]
+            if not tested:
+                continue
+            since = None
+            for rel in reversed(tested):
+                if per[rel] != "holds":
+                    break
+                since = rel
+            broke = None
+            for prev, rel in zip(tested, tested[1:]):
+                if per[prev] == "holds" and per[rel] != "holds":
+                    broke = rel
+            links = []
+            for c in sorted(set(cases)):
+                key = (lib, c)
+                if key in confirm:
+                    links.append({"case": c, "script": os.path.join(confirm_dir or "peers/confirm",
+                                                                    confirm[key].split()[0])})
+                for path in repro.get(c, []):
+                    links.append({"case": c, "repro": path})
+            row["cells"][lib] = {"releases": {rel: per.get(rel, "untested") for rel in rels}, "since": since,
+                                 "broke_in": broke, "now": per[tested[-1]], "cases": sorted(set(cases))[:20],
+                                 "links": links[:10]}
+        rows.append(row)
+    untested = [r["id"] for r in rows if not r["cells"]]
+    rows = [r for r in rows if r["cells"]]
+    # libraries seen only as pair partners (charged nothing, swept in no release of their own)
+    libraries = {lib: rels for lib, rels in libraries.items() if any(lib in r["cells"] for r in rows)}
+    headline = []
+    for lib, rels in libraries.items():
+        cells = [r["cells"][lib] for r in rows if lib in r["cells"]]
+        headline.append({"library": lib, "releases": rels,
+                         "broken_now": sorted(r["id"] for r in rows if r["cells"].get(lib, {}).get("now") == "broken"),
+                         "warn_now": sorted(r["id"] for r in rows if r["cells"].get(lib, {}).get("now") == "warn"),
+                         "broke_in": sorted((c["broke_in"], r["id"]) for r in rows for c in [r["cells"].get(lib)]
+                                            if c and c["broke_in"]),
+                         "holds_now": sum(c["now"] == "holds" for c in cells)})
+    pairs = {}
+    for r in rec["results"]:
+        if r.get("peer") is None:
+            continue
+        cls = dtype_class((r.get("params") or {}).get("dtype", ""))
+        p, c = subjects[r["subject"]]["name"], subjects[r["peer"]]["name"]
+        cell = pairs.setdefault(cls, {}).setdefault(p, {}).setdefault(c, {})
+        cell[r["status"]] = cell.get(r["status"], 0) + 1
+    return {"schema": "dlpack-validate/atlas", "schema_version": 1,
+            "libraries": libraries, "headline": headline, "requirements": rows, "untested": untested, "pairs": pairs,
+            "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects]}
+
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1rem 1.5rem;color:#1a1a1a;background:#fff}
+h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.5rem 0 .4rem}
+p.lead{margin:.2rem 0 .8rem;color:#333;max-width:70rem}
+table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+th{background:#f0f0f0;position:sticky;top:0;cursor:pointer;text-align:left}
+tr.area td{background:#e8eef7;font-weight:600}
+td.req{white-space:nowrap}td.sum{max-width:26rem;color:#333}
+.sq{display:inline-block;width:9px;height:9px;margin-right:1px;border:1px solid #777}
+.holds{background:#2e8b57}.warn{background:#e0a800}.broken{background:#c62828}.untested{background:#fff}
+.now-broken{color:#b00020;font-weight:600}.now-warn{color:#8a6100}.since{color:#1e6b3c}
+.brk{color:#b00020}.legend span{margin-right:1rem}
+#filter{padding:4px 8px;width:24rem;margin:.4rem 0}
+table.head{margin:.3rem 0 .8rem}table.head th{position:static;cursor:default}
+td.pc{text-align:center;min-width:5rem}.p0{background:#e6f4ea}.p1{background:#fdecea}
+"""
+
+JS = """
+(function(){
+var f=document.getElementById('filter');
+if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase();
+document.querySelectorAll('#atlas tbody tr.req').forEach(function(tr){
+tr.style.display=tr.textContent.toLowerCase().indexOf(q)<0?'none':'';});});}
+document.querySelectorAll('table.sortable th').forEach(function(th,i){th.addEventListener('click',function(){
+var tb=th.closest('table').tBodies[0],rows=[].slice.call(tb.querySelectorAll('tr.req'));
+var dir=th.dataset.dir==='1'?-1:1;th.dataset.dir=dir===1?'1':'0';
+rows.sort(function(a,b){var x=a.cells[i].dataset.k||a.cells[i].textContent,y=b.cells[i].dataset.k||b.cells[i].textContent;
+return x<y?-dir:x>y?dir:0;});
+tb.querySelectorAll('tr.area').forEach(function(r){r.remove();});rows.forEach(function(r){tb.appendChild(r);});});});
+})();
+"""
+
+
+def render(atlas, title):
+    e = html.escape
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
+           f"<meta name=viewport content='width=device-width'><style>{CSS}</style></head><body>"]
+    libs = atlas["libraries"]
+    n_rel = sum(len(v) for v in libs.values())
+    out.append(f"<h1>{e(title)}</h1><p class=lead>{len(libs)} libraries, {n_rel} releases, "
+               f"{len(atlas['requirements'])} requirements tested, {atlas['results']} results. Below the summary, "
+               "one row per requirement: in each library's cell its releases oldest to newest, since which release "
+               "the rule holds up to the newest, and the release that broke it.</p>")
+    out.append("<table class=head><thead><tr><th>library</th><th>releases swept</th><th>rules held by the newest</th>"
+               "<th>broken in the newest (MUST)</th><th>warn in the newest (SHOULD)</th><th>broke in a release</th>"
+               "</tr></thead><tbody>")
+    for h in atlas["headline"]:
+        broke = ", ".join(f"{q} in {rel}" for rel, q in h["broke_in"][:6]) + (" ..." if len(h["broke_in"]) > 6 else "")
+        out.append(f"<tr><td><b>{e(h['library'])}</b></td><td>{len(h['releases'])}: {e(h['releases'][0])} – "
+                   f"{e(h['releases'][-1])}</td><td>{h['holds_now']}</td>"
+                   f"<td class={'now-broken' if h['broken_now'] else ''}>{len(h['broken_now'])}"
+                   f"{': ' + e(', '.join(h['broken_now'][:8])) if h['broken_now'] else ''}</td>"
+                   f"<td>{len(h['warn_now'])}</td><td>{e(broke) or '–'}</td></tr>")
+    out.append("</tbody></table>")
+    if atlas["untested"]:
+        out.append(f"<p class=lead>Not tested on any release swept ({len(atlas['untested'])}): "
+                   f"{e(', '.join(atlas['untested']))}.</p>")
+    out.append("<p class=legend><span><i class='sq holds'></i> holds</span><span><i class='sq warn'></i> warn (a "
+               "SHOULD not honoured)</span><span><i class='sq broken'></i> broken (a MUST, or a crash)</span>"
+               "<span><i class='sq untested'></i> not tested (skipped: the library lacks the feature)</span></p>")
+    out.append("<input id=filter type=search placeholder='filter rows: id, area, text, release' aria-label=filter>")
+    out.append("<table id=atlas class=sortable><thead><tr><th>requirement</th><th>level</th><th>text</th>")
+    for lib, rels in libs.items():
+        out.append(f"<th title='{e(', '.join(rels))}'>{e(lib)}<br><small>{e(rels[0])}–{e(rels[-1])}</small></th>")
+    out.append("</tr></thead><tbody>")
+    area = None
+    for row in atlas["requirements"]:
+        if row["area"] != area:
+            area = row["area"]
+            out.append(f"<tr class=area><td colspan={3 + len(libs)}>{e(area.replace('_', ' '))}</td></tr>")
+        out.append(f"<tr class=req><td class=req><a href='docs/requirements.md#{e(row['id'].lower())}'>{e(row['id'])}"
+                   f"</a></td><td>{e(row['level'])}</td><td class=sum>{e(row['summary'].replace('`', '')[:150])}</td>")
+        for lib in libs:
+            c = row["cells"].get(lib)
+            if not c:
+                out.append("<td data-k=9></td>")
+                continue
+            rank = {"broken": 0, "warn": 1, "holds": 2}.get(c["now"], 3)
+            squares = "".join(f"<i class='sq {st}' title='{e(lib)} {e(rel)}: {st}'></i>"
+                              for rel, st in c["releases"].items())
+            parts = [squares]
+            if c["now"] == "holds" and c["since"]:
+                parts.append(f"<span class=since>since {e(c['since'])}</span>")
+            elif c["now"] != "holds":
+                parts.append(f"<span class=now-{e(c['now'])}>{e(c['now'])} in {e(list(c['releases'])[-1])}</span>")
+            if c["broke_in"]:
+                parts.append(f"<span class=brk>broke in {e(c['broke_in'])}</span>")
+            for link in c["links"][:3]:
+                if "script" in link:
+                    parts.append(f"<a href='{e(link['script'])}' title='{e(link['case'])}'>confirm</a>")
+                else:
+                    parts.append(f"<a href='{e(link['repro'])}' title='{e(link['case'])}'>repro</a>")
+            tip = "; ".join(c["cases"][:6])
+            out.append(f"<td data-k={rank} title='{e(tip)}'>{'<br>'.join(parts)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    for cls, producers in sorted(atlas["pairs"].items()):
+        consumers = sorted({c for row in producers.values() for c in row})
+        out.append(f"<h2>Pairs: {e(cls)}</h2><table><thead><tr><th>producer \\ consumer</th>")
+        out += [f"<th>{e(c)}</th>" for c in consumers]
+        out.append("</tr></thead><tbody>")
+        for p in sorted(producers):
+            out.append(f"<tr><td>{e(p)}</td>")
+            for c in consumers:
+                cell = producers[p].get(c)
+                if not cell:
+                    out.append("<td></td>")
+                    continue
+                bad = sum(n for st, n in cell.items() if st in BAD)
+                tested = sum(n for st, n in cell.items() if st != "skip")
+                ok = sum(n for st, n in cell.items() if st in ("pass", "xpass"))
+                txt = f"{ok}/{tested}" if tested else "skip"
+                out.append(f"<td class='pc p{1 if bad else 0}' title='{e(json.dumps(cell))}'>{txt}"
+                           f"{f' <b>{bad} bad</b>' if bad else ''}</td>")
+            out.append("</tr>")
+        out.append("</tbody></table>")
+    out.append(f"<script>{JS}</script></body></html>")
+    return "".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="tools/atlas_page.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("sweep")
+    ap.add_argument("--html", required=True)
+    ap.add_argument("--json")
+    ap.add_argument("--confirm-dir", default="peers/confirm")
+    ap.add_argument("--baselines", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                        "baselines", "peers"))
+    ap.add_argument("--repro")
+    ap.add_argument("--title", default="The DLPack atlas")
+    a = ap.parse_args()
+    try:
+        rec = json.load(open(a.sweep))
+        assert rec.get("schema") == "dlpack-validate/run"
+    except (OSError, ValueError, AssertionError):
+        sys.stderr.write(f"atlas_page: error: {a.sweep} is not a dlpack-validate run record\n")
+        return 2
+    out_dir = os.path.dirname(os.path.abspath(a.html))
+    atlas = build(rec, a.confirm_dir, a.baselines, a.repro, out_dir)
+    page = render(atlas, a.title)
+    with open(a.html, "w", encoding="utf-8") as f:
+        f.write(page)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(atlas, f, indent=1)
+    print(f"atlas_page: {a.html}: {len(page.encode()) / 1024:.0f} KiB, {len(atlas['libraries'])} libraries, "
+          f"{len(atlas['requirements'])} requirements")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -88,7 +88,7 @@ void foreign_thread(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.deleter.foreign_thread", "the deleter works from a fresh native thread without the GIL")
       .must({"DEL-06"}).python()
-      .proven_by({"deleter_thread_affine"})
+      .proven_by({"deleter_thread_affine", "deleter_without_gil"})
       .run(foreign_thread);
 }
 

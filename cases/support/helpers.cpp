@@ -59,7 +59,10 @@ void export_inspect_release(CaseContext& ctx) {
   Request r(ctx.dtype(), shape_named(ctx.shape_name()), ctx.layout());
   Exported e = export_or_skip(ctx, ctx.versioned(), r);
   inspect_export(ctx, e, r, ctx.versioned());
-  ctx.phase("deleter");
+  // The case calls the deleter on its own thread without the GIL: for a Python producer a
+  // death there is DEL-06's ("the deleter can be called from any thread without the caller
+  // holding the GIL"; it must take the GIL itself if it touches Python).
+  ctx.phase("deleter", ctx.subject().info().kind == "python" ? "DEL-06" : "");
   e.release();
 }
 

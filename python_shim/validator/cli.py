@@ -57,6 +57,10 @@ def _parser():
                    help="an adapter object (or class/factory) for a package without a built-in "
                         "one (repeatable; the protocol: docs/adapters.md)")
     _add_table_options(p, "run")
+    p.add_argument("--repro", metavar="DIR",
+                   help="write, for every unexpected result (fail, crash, timeout, error), a standalone script "
+                        "that shows the behaviour with only the library and the standard library imported and "
+                        "states the requirement (producer and pair cases; DIR/README.md lists the rest)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 
@@ -132,4 +136,22 @@ def main(argv=None):
     if here not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = here + (os.pathsep + path if path else "")
     sys.stdout.flush()
-    return _dlpack_validate.run(options)
+    repro = getattr(args, "repro", None)
+    if not repro or getattr(args, "list", False):
+        return _dlpack_validate.run(options)
+    import json
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="dlpack-validate-") as tmp:
+        record = values["json"][0] if values.get("json") and values["json"] != ["-"] else os.path.join(tmp, "run.json")
+        if not values.get("json"):
+            values["json"] = [record]
+        rc = _dlpack_validate.run(options)
+        if rc in (0, 1) and os.path.exists(record):
+            from . import repro as _repro
+            with open(record, encoding="utf-8") as f:
+                written, skipped = _repro.write(json.load(f), repro)
+            sys.stdout.flush()
+            sys.stderr.write(f"{PROG}: --repro: {len(written)} script(s) in {repro}"
+                             + (f", {len(skipped)} unexpected result(s) without one (README.md says why)"
+                                if skipped else "") + "\n")
+        return rc

@@ -95,6 +95,9 @@ void delete_managed(M* self) {
   auto* ctx = static_cast<Ctx*>(self->manager_ctx);
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
   if (!retire(self)) return;
+  // deleter_without_gil: touches Python without taking the GIL, as NumPy 1.23's deleter of a
+  // broadcast array did: fatal when called on a thread that does not hold it (DEL-06).
+  if (bug("deleter_without_gil")) (void)PyThreadState_Get();
   if (ctx->owner) {  // deleter_needs_interpreter: touches Python without checking it still exists
     // Using the C API after Py_Finalize is undefined behaviour that crashes only sometimes;
     // the planted bug makes the outcome certain so the case is proven on every build.

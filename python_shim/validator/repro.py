@@ -1,0 +1,271 @@
+"""Reproducers (`python -m validator ... --repro DIR`): for every unexpected result on a Python
+subject, a standalone script that shows the behaviour with only the library (the two libraries,
+for a pair case) and the standard library imported, and states the requirement and its text.
+Ready to attach to an upstream issue.
+
+Written for the families whose behaviour a few lines of the library's public API show:
+  - producer cases (an export of an array of a dtype and layout): the script makes the array,
+    calls `__dlpack__` as the case did (with max_version=(1, 3) for a versioned case, without
+    for a legacy one), prints the struct behind the capsule read with ctypes, reads the
+    elements through it, and drops the capsule (its destructor calls the deleter: a crash in
+    the deleter shows there);
+  - pair cases: the producer library makes the array, the consumer library's from_dlpack
+    imports it, and the script compares both arrays' elements read through DLPack.
+For the other families no script is written; DIR/README.md lists those results and why.
+File names: <case id>__<subject>[__<peer>].py (README.md says which library each belongs to).
+"""
+import os
+import re
+
+UNEXPECTED = ("fail", "crash", "timeout", "error")
+
+# How each library makes an array of n elements 0..n-1 of a dtype, shaped: (import, expression).
+# {mod} is the import alias, {dt} the dtype's name, {n} the count, {shape} a tuple.
+_MAKE = {
+    "numpy": ("import numpy as np", "np.arange({n}).astype(np.{dt}).reshape({shape})", "np"),
+    "torch": ("import torch", "torch.arange({n}).to(torch.{dt}).reshape({shape})", "torch"),
+    "jax": ("import jax.numpy as jnp", "jnp.arange({n}).astype(jnp.{dt}).reshape({shape})", "jnp"),
+    "paddle": ("import paddle", "paddle.arange({n}).astype('{dt}').reshape(list({shape}))", "paddle"),
+    "mlx": ("import mlx.core as mx", "mx.arange({n}).astype(mx.{dt}).reshape({shape})", "mx"),
+    "tensorflow": ("import tensorflow as tf", "tf.reshape(tf.cast(tf.range({n}), tf.{dt}), {shape})", "tf"),
+    "array_api_strict": ("import array_api_strict as xp", "xp.reshape(xp.astype(xp.arange({n}), xp.{dt}), {shape})",
+                         "xp"),
+}
+_FROM = {
+    "numpy": "np.from_dlpack({x})",
+    "torch": "torch.from_dlpack({x})",
+    "jax": "jnp.from_dlpack({x})",
+    "paddle": "paddle.from_dlpack({x})",
+    "mlx": "mx.from_dlpack({x})",
+    "tensorflow": "tf.experimental.dlpack.from_dlpack({x}.__dlpack__())",
+    "array_api_strict": "xp.from_dlpack({x})",
+}
+# Non-contiguous layouts, as views (only where the library has NumPy-style views).
+_LAYOUT = {
+    "numpy": {"fortran": "np.asfortranarray({a})", "strided": "np.repeat({a}, 2, axis=-1)[..., ::2]",
+              "reversed": "np.ascontiguousarray({a}[::-1])[::-1]", "offset": "np.concatenate([{a}.ravel()[:1], {a}.ravel()])[1:].reshape({a}.shape)",
+              "broadcast": "np.lib.stride_tricks.as_strided({a}[0].copy(), {a}.shape, (0,) + {a}[0].strides, writeable=True)"},
+    "torch": {"fortran": "{a}.t().contiguous().t()", "strided": "{a}.repeat_interleave(2, dim=-1)[..., ::2]",
+              "offset": "torch.cat([{a}.reshape(-1)[:1], {a}.reshape(-1)])[1:].reshape({a}.shape)",
+              "broadcast": "{a}[0].expand({a}.shape)"},
+}
+
+_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "bool", "complex64", "complex128", "bfloat16"}
+
+_HELPERS = r'''
+# ---- the DLPack structs, read with ctypes (dlpack.h) -------------------------------------------
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
+                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+ctypes.pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
+ctypes.pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
+ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def describe(capsule):
+    """Prints the struct behind a DLPack capsule; returns its DLTensor."""
+    name = ctypes.pythonapi.PyCapsule_GetName(capsule)
+    ptr = ctypes.pythonapi.PyCapsule_GetPointer(capsule, name)
+    print("capsule name:", name.decode())
+    if name.startswith(b"dltensor_versioned"):
+        m = DLManagedTensorVersioned.from_address(ptr)
+        print(f"version: {m.version.major}.{m.version.minor}  flags: {m.flags:#x}  deleter set: {bool(m.deleter)}")
+    else:
+        m = DLManagedTensor.from_address(ptr)
+        print(f"legacy struct  deleter set: {bool(m.deleter)}")
+    t = m.dl_tensor
+    shape = [t.shape[i] for i in range(t.ndim)]
+    strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
+    print(f"device: ({t.device.device_type}, {t.device.device_id})  ndim: {t.ndim}  "
+          f"dtype: code {t.dtype.code} bits {t.dtype.bits} lanes {t.dtype.lanes}")
+    print(f"shape: {shape}  strides (elements): {strides}  byte_offset: {t.byte_offset}  data: {t.data:#x}")
+    return t
+
+
+def elements(t):
+    """The tensor's elements in row-major order, read through data, byte_offset and strides."""
+    shape = [t.shape[i] for i in range(t.ndim)]
+    item = t.dtype.bits * t.dtype.lanes // 8
+    if t.strides:
+        strides = [t.strides[i] for i in range(t.ndim)]
+    else:
+        strides, step = [0] * t.ndim, 1
+        for i in reversed(range(t.ndim)):
+            strides[i], step = step, step * shape[i]
+    out = []
+    index = [0] * t.ndim
+    total = 1
+    for s in shape:
+        total *= s
+    for _ in range(total):
+        off = t.byte_offset + sum(i * s for i, s in zip(index, strides)) * item
+        out.append(ctypes.string_at(t.data + off, item).hex())
+        for d in reversed(range(t.ndim)):
+            index[d] += 1
+            if index[d] < shape[d]:
+                break
+            index[d] = 0
+    return out
+'''
+
+
+def _shape(params):
+    text = params.get("shape", "")
+    if re.fullmatch(r"\d+(x\d+)*", text):
+        return tuple(int(s) for s in text.split("x"))
+    return {"scalar": (), "empty": (0,), "one": (1,), "ndim3": (2, 3, 4)}.get(text, (3, 4))
+
+
+def _make_lines(lib, params, var):
+    """Lines that import `lib` and make `var`, or a reason why not."""
+    if lib not in _MAKE:
+        return None, f"no array-making recipe for {lib}"
+    dt = params.get("dtype", "float32")
+    if dt not in _DTYPES or (dt == "bfloat16" and lib not in ("torch", "jax", "mlx", "paddle", "tensorflow")):
+        return None, f"{lib} has no plain recipe for dtype {dt}"
+    if dt == "bool":
+        dt = "bool_" if lib in ("numpy", "jax") else "bool"
+    shape = _shape(params)
+    n = 1
+    for s in shape:
+        n *= s
+    imp, expr, mod = _MAKE[lib]
+    lines = [imp, f"{var} = " + expr.format(n=n, dt=dt, shape=shape)]
+    layout = params.get("layout", "contiguous")
+    if layout not in ("contiguous", ""):
+        recipe = _LAYOUT.get(lib, {}).get(layout)
+        if not recipe or not shape:
+            return None, f"no recipe for a {layout} {lib} array"
+        lines.append(f"{var} = " + recipe.format(a=var))
+    return lines, ""
+
+
+def _header(r, rec, subject, peer):
+    reqs = rec.get("requirements", {})
+    lines = [f"Reproducer written by dlpack-validate --repro: case {r['id']}",
+             f"on {subject}" + (f" (producer) -> {peer} (consumer)" if peer else "") + ".", ""]
+    for q in r.get("requirements") or []:
+        info = reqs.get(q, {})
+        lines.append(f"Requirement {q} ({info.get('level', '?')}): {info.get('summary', '').replace('`', '')}")
+    lines += ["", f"dlpack-validate saw: {r['status']}" + (f" in phase '{r['phase']}'" if r.get("phase") else "")
+              + (f", {r['signal']}" if r.get("signal") else ""),
+              f"  message:  {r.get('message', '')}"]
+    if r.get("expected"):
+        lines.append(f"  expected: {r['expected']}")
+    if r.get("observed"):
+        lines.append(f"  observed: {r['observed']}")
+    lines += ["", "Only the standard library and the library under test are imported."]
+    return "\n".join(x.replace('"""', "'''").replace("\\", "\\\\") for x in lines)
+
+
+def _script(r, rec):
+    subjects = rec["subjects"]
+    lib = _lib(subjects[r["subject"]])
+    params = r.get("params") or {}
+    if r.get("peer") is not None:
+        peer = _lib(subjects[r["peer"]])
+        if peer not in _FROM:
+            return None, f"no from_dlpack recipe for {peer}"
+        make, why = _make_lines(lib, params, "x")
+        if not make:
+            return None, why
+        consumer_import = _MAKE[peer][0]
+        body = make + ([consumer_import] if consumer_import not in make else []) + [
+            "print('producer:', type(x).__module__, type(x).__name__)",
+            "before = elements(describe(x.__dlpack__()))",
+            "y = " + _FROM[peer].format(x="x"),
+            "print('consumer made:', type(y).__module__, type(y).__name__)",
+            "after = elements(describe(y.__dlpack__()))",
+            "print('elements equal:', before == after)",
+            "if before != after:",
+            "    print('producer elements:', before)",
+            "    print('consumer elements:', after)"]
+        return body, ""
+    if not r["id"].startswith(("producer.", "python.producer.")):
+        return None, "not a producer or pair case (no standalone recipe for this family yet)"
+    make, why = _make_lines(lib, params, "x")
+    if not make:
+        return None, why
+    versioned = params.get("version", "versioned") != "legacy"
+    call = "x.__dlpack__(max_version=(1, 3))" if versioned else "x.__dlpack__()"
+    body = make + [
+        f"capsule = {call}",
+        "t = describe(capsule)",
+        "print('elements (hex, row-major):', elements(t)[:16])",
+        "print('dropping the unconsumed capsule: its destructor calls the deleter')",
+        "sys.stdout.flush()",
+        "del capsule",
+        "print('deleter returned')"]
+    return body, ""
+
+
+def _lib(subject):
+    name = subject.get("name", "")
+    lib = name.rpartition(" ")[0] if " " in name and name.rpartition(" ")[2][:1].isdigit() else name
+    return lib.split("[")[0]
+
+
+def write(record, out_dir):
+    """Writes the reproducers of `record`'s unexpected Python results into out_dir; returns
+    (written, not_written) as lists of (case label, path or reason)."""
+    os.makedirs(out_dir, exist_ok=True)
+    written, skipped = [], []
+    subjects = record.get("subjects", [])
+    for r in record.get("results", []):
+        if r.get("status") not in UNEXPECTED:
+            continue
+        if not (0 <= r.get("subject", -1) < len(subjects)) or subjects[r["subject"]].get("kind") != "python":
+            continue
+        subject = subjects[r["subject"]].get("name", "?")
+        peer = subjects[r["peer"]].get("name", "?") if r.get("peer") is not None else ""
+        label = r["id"] + f" [{subject}" + (f" -> {peer}]" if peer else "]")
+        body, why = _script(r, record)
+        if not body:
+            skipped.append((label, why))
+            continue
+        safe = lambda s: re.sub(r"[^A-Za-z0-9_.+-]", "_", s)
+        name = f"{r['id']}__{safe(subject)}" + (f"__{safe(peer)}" if peer else "") + ".py"
+        text = ('#!/usr/bin/env python3\n"""' + _header(r, record, subject, peer) + '\n"""\nimport ctypes\nimport sys\n'
+                + _HELPERS + "\n\n# ---- the behaviour ----------------------------------------------------------------------\n"
+                + "\n".join(body) + "\n")
+        path = os.path.join(out_dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        written.append((label, path))
+    with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
+        f.write("# Reproducers written by dlpack-validate --repro\n\n")
+        f.write("Each script imports only the standard library and the library (or, for a pair case, the two "
+                "libraries) it is about; run it with the interpreter that has them.\n\n")
+        for label, path in written:
+            f.write(f"- `{os.path.basename(path)}`: {label}\n")
+        if skipped:
+            f.write("\nNo script for these unexpected results:\n\n")
+            for label, why in skipped:
+                f.write(f"- {label}: {why}\n")
+    return written, skipped

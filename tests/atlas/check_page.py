@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""tests/atlas/check_page.py (CTest atlas.page): the atlas page from a made-up sweep whose
+history is known, in a real headless Chromium.
+
+The record: fakelib 1.0, 1.1 and 2.0 and otherlib 3.0. DEL-02 holds in 1.0, breaks in 1.1 and
+holds again in 2.0 (since 2.0, broke in 1.1); LAYOUT-01 is broken in 1.0 only (since 1.1);
+VER-03 holds everywhere (since 1.0); CAP-01 breaks in 2.0 (broken now, broke in 2.0); DTYPE-01
+is skipped everywhere (not tested: no cell). A pair result otherlib -> fakelib 2.0 fails and is
+charged to the consumer. Checked: atlas.json's cells, the pair view, the HTML's size (under
+1 MB), a screenshot of the first screen that is not blank, and, over the DevTools protocol,
+that the filter hides rows and a header click sorts them.
+Exits 77 when no Chromium is installed."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "reports"))
+import check_html_browser as browser  # noqa: E402  (chromium, devtools, png_pixels_vary)
+
+
+def result(rid, subject, status, reqs, peer=None, charged=None, dtype="float32"):
+    return {"id": rid, "subject": subject, "peer": peer, "status": status, "message": f"{rid} {status}",
+            "requirements": reqs, "params": {"dtype": dtype}, "role": "pair" if peer is not None else "producer",
+            "charged_to": charged}
+
+
+def main():
+    work = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path("atlas-page")
+    work.mkdir(parents=True, exist_ok=True)
+    subjects = [{"index": i, "kind": "python", "path": n.split()[0], "name": n, "dlpack_version": "1.0"}
+                for i, n in enumerate(["fakelib 1.0", "fakelib 1.1", "fakelib 2.0", "otherlib 3.0"])]
+    R = []
+    for s, st in enumerate(["pass", "fail", "pass"]):
+        R.append(result("producer.deleter.once", s, st, ["DEL-02"]))
+    for s, st in enumerate(["fail", "pass", "pass"]):
+        R.append(result("producer.tensor.float32", s, st, ["LAYOUT-01"]))
+    for s in range(4):
+        R.append(result("producer.version.versioned", s, "pass", ["VER-03"]))
+        R.append(result("producer.dtype.bfloat16", s, "skip", ["DTYPE-01"]))
+    for s, st in enumerate(["pass", "pass", "crash"]):
+        R.append(result("producer.capsule.name", s, st, ["CAP-01"]))
+    R.append(result("pair.bool.contiguous.legacy", 3, "fail", ["LAYOUT-01"], peer=2,
+                    charged={"subject": 2, "as": "consumer"}, dtype="bool"))
+    R.append(result("pair.float32.contiguous.legacy", 3, "pass", ["LAYOUT-01"], peer=2))
+    reqs = {q: {"area": a, "level": "MUST", "summary": f"{q} text `with backticks`"}
+            for q, a in [("DEL-02", "deleter"), ("LAYOUT-01", "layout"), ("VER-03", "version_flags"),
+                         ("CAP-01", "capsule"), ("DTYPE-01", "dtype")]}
+    rec = {"schema": "dlpack-validate/run", "schema_version": 1, "subjects": subjects, "requirements": reqs,
+           "results": R}
+    sweep = work / "sweep.json"
+    sweep.write_text(json.dumps(rec))
+    page, data = work / "atlas.html", work / "atlas.json"
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "atlas_page.py"), str(sweep), "--html", str(page),
+                        "--json", str(data), "--baselines", str(work / "none")], capture_output=True, text=True)
+    if p.returncode != 0:
+        browser.fail(f"atlas_page.py: exit {p.returncode}: {p.stderr}")
+    atlas = json.loads(data.read_text())
+    cells = {r["id"]: r["cells"] for r in atlas["requirements"]}
+    want = {("DEL-02", "since"): "2.0", ("DEL-02", "broke_in"): "1.1", ("LAYOUT-01", "since"): None,
+            ("VER-03", "since"): "1.0", ("VER-03", "broke_in"): None, ("CAP-01", "since"): None,
+            ("CAP-01", "broke_in"): "2.0", ("CAP-01", "now"): "broken", ("LAYOUT-01", "now"): "broken"}
+    # LAYOUT-01: 1.0 fail, 1.1 pass, 2.0 broken by the pair result charged to it as consumer
+    for (q, field), value in want.items():
+        got = cells.get(q, {}).get("fakelib", {}).get(field, "(no cell)")
+        if got != value:
+            browser.fail(f"{q} fakelib {field}: {got!r}, expected {value!r}")
+    if "DTYPE-01" in cells or "DTYPE-01" not in atlas["untested"]:
+        browser.fail("DTYPE-01 (skipped everywhere) should be listed as not tested, with no row")
+    if cells["VER-03"].get("otherlib", {}).get("since") != "3.0":
+        browser.fail(f"otherlib VER-03: {cells['VER-03'].get('otherlib')}")
+    pair = atlas["pairs"].get("bool", {}).get("otherlib 3.0", {}).get("fakelib 2.0")
+    if pair != {"fail": 1}:
+        browser.fail(f"pair view bool otherlib -> fakelib 2.0: {pair}")
+    size = page.stat().st_size
+    if size >= 1 << 20:
+        browser.fail(f"atlas.html is {size} bytes (budget: under 1 MB)")
+    if "`" in page.read_text():
+        browser.fail("raw backticks in the page")
+    binary = browser.find_chromium()
+    if not binary:
+        print("SKIP: no Chromium (scripts/setup.sh installs Debian's)")
+        return 77
+    shot = work / "first-screen.png"
+    browser.chromium(binary, ["--window-size=1280,800", "--hide-scrollbars", f"--screenshot={shot}",
+                              page.as_uri()], str(work))
+    if not shot.exists() or not browser.png_pixels_vary(shot):
+        browser.fail("the first screen's screenshot is missing or blank")
+
+    def work_fn(call, session):
+        def ev(expr):
+            return call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=session)["result"].get("value")
+        visible = "[...document.querySelectorAll('#atlas tr.req')].filter(r => r.style.display !== 'none').length"
+        before = ev(visible)
+        after = ev("(function(){var f=document.getElementById('filter');f.value='DEL-02';"
+                   "f.dispatchEvent(new Event('input'));return " + visible + ";})()")
+        ev("(function(){var f=document.getElementById('filter');f.value='';f.dispatchEvent(new Event('input'));})()")
+        first = ev("(function(){document.querySelector('#atlas th').click();"
+                   "return document.querySelector('#atlas tbody tr.req td').textContent;})()")
+        again = ev("(function(){document.querySelector('#atlas th').click();"
+                   "return document.querySelector('#atlas tbody tr.req td').textContent;})()")
+        head = ev("document.querySelector('table.head') ? document.querySelector('table.head').getBoundingClientRect().top : -1")
+        return before, after, first, again, head
+    before, after, first, again, head = browser.devtools(binary, page.as_uri(), str(work), [], work_fn)
+    if before != 4 or after != 1:
+        browser.fail(f"filter 'DEL-02': {before} rows before, {after} after (expected 4 and 1)")
+    if (first, again) != ("CAP-01", "VER-03"):
+        browser.fail(f"sorting by requirement: first row {first!r}, then {again!r} (expected CAP-01, then VER-03)")
+    if not 0 <= head < 800:
+        browser.fail(f"the per-library summary is not on the first screen (top at {head})")
+    print(f"ok: atlas page {size} bytes; history cells as expected; screenshot {shot.stat().st_size} bytes; "
+          f"filter {before} -> {after} rows; sort {first} / {again}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

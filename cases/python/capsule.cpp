@@ -47,7 +47,7 @@ void name_versioned(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.capsule.name.versioned",
           "__dlpack__(max_version=(1, 3)) returns a DLPack capsule whose name says which struct it holds")
-      .must({"CAP-01", "CAP-02"}).python()
+      .must({"CAP-01", "CAP-02"}).python().also_needs(need::producer_protocol)
       .proven_by({"versioned_named_legacy"})
       .run(name_versioned);
 }
@@ -96,7 +96,7 @@ void name_legacy(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.capsule.name.legacy",
           "__dlpack__() returns a 'dltensor' capsule holding that struct (and notes FLAG-03's habit)")
-      .must({"CAP-01", "CAP-02", "FLAG-03"}).python()
+      .must({"CAP-01", "CAP-02", "FLAG-03"}).python().also_needs(need::producer_protocol)
       .proven_by({"legacy_struct_named_versioned"})
       .run(name_legacy);
 }
@@ -118,7 +118,7 @@ void distinct(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.capsule.distinct", "two __dlpack__ calls give distinct capsules and structs")
-      .should({"CAP-10"}).python()
+      .should({"CAP-10"}).python().also_needs(need::producer_protocol)
       .proven_by({"same_capsule"})
       .run(distinct);
 }
@@ -178,7 +178,7 @@ void destructor_unconsumed(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.capsule.destructor.unconsumed",
           "a capsule dropped unconsumed releases the tensor through its destructor")
-      .must({"CAP-03"}).python()
+      .must({"CAP-03"}).python().also_needs(need::producer_protocol)
       .proven_by({"no_destructor"})
       .run(destructor_unconsumed);
 }
@@ -219,7 +219,7 @@ void destructor_used_noop(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.capsule.destructor.used_noop", "a capsule renamed to used_* is left alone by its destructor")
-      .must({"CAP-04"}).python()
+      .must({"CAP-04"}).python().also_needs(need::producer_protocol)
       .proven_by({"destructor_ignores_used"})
       .run(destructor_used_noop);
 }

@@ -38,7 +38,7 @@ void outlives_source(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.deleter.outlives_source",
           "exported data stays valid after the source array dies, until the deleter runs")
-      .must({"DEL-05"}).python()
+      .must({"DEL-05"}).python().also_needs(need::producer_protocol)
       .proven_by({"buffer_not_kept"})
       .run(outlives_source);
 }
@@ -87,7 +87,7 @@ void foreign_thread(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.deleter.foreign_thread", "the deleter works from a fresh native thread without the GIL")
-      .must({"DEL-06"}).python()
+      .must({"DEL-06"}).python().also_needs(need::producer_protocol)
       .proven_by({"deleter_thread_affine", "deleter_without_gil"})
       .run(foreign_thread);
 }
@@ -112,7 +112,7 @@ void no_python_error(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.deleter.no_python_error", "the deleter leaves no Python exception set")
-      .should({"DEL-09"}).python()
+      .should({"DEL-09"}).python().also_needs(need::producer_protocol)
       .proven_by({"deleter_sets_error"})
       .run(no_python_error);
 }
@@ -185,7 +185,7 @@ result = subprocess.CompletedProcess(helper.args, helper.returncode, first + out
 
 DLPV_CASES {
   Declare("python.deleter.after_finalize", "a deleter run after interpreter finalisation does not crash")
-      .should({"DEL-07"}).python()
+      .should({"DEL-07"}).python().also_needs(need::producer_protocol)
       .proven_by({"deleter_needs_interpreter"})
       .run(after_finalize);
 }

@@ -40,7 +40,7 @@ void device_matches(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.device.matches_capsule", "__dlpack_device__() is a 2-tuple equal to the capsule's device")
-      .must({"DEV-01", "KW-11"}).python()
+      .must({"DEV-01", "KW-11"}).python().also_needs(need::producer_protocol)
       .proven_by({"device_id_wrong"})
       .run(device_matches);
 }
@@ -61,7 +61,7 @@ void dl_device_cpu(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.device.dl_device_cpu", "dl_device=(1, 0) exports to host memory")
-      .must({"DEV-05"}).python()
+      .must({"DEV-05"}).python().also_needs(need::producer_protocol)
       .needs({need::export_versioned}).proven_by({"no_dl_device_kw"})
       .run(dl_device_cpu);
 }
@@ -91,7 +91,7 @@ void dl_device_unserveable(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.device.dl_device_unserveable", "a dl_device the producer cannot serve raises BufferError")
-      .must({"DEV-06"}).python()
+      .must({"DEV-06"}).python().also_needs(need::producer_protocol)
       .proven_by({"dl_device_ignored"})
       .run(dl_device_unserveable);
 }

@@ -31,7 +31,7 @@ void unexportable(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.error.unexportable", "data DLPack cannot express raises BufferError")
-      .should({"ERR-01", "DTYPE-04", "DTYPE-12", "LAYOUT-12", "LAYOUT-13"}).python()
+      .should({"ERR-01", "DTYPE-04", "DTYPE-12", "LAYOUT-12", "LAYOUT-13"}).python().also_needs(need::producer_protocol)
       .proven_by({"exports_big_endian"})
       .run(unexportable);
 }

@@ -22,7 +22,7 @@ void type_error_free(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.max_version.type_error_free", "well-formed max_version tuples never raise TypeError")
-      .should({"VER-09"}).python()
+      .should({"VER-09"}).python().also_needs(need::producer_protocol)
       .needs({need::export_versioned}).proven_by({"major2_type_error"})
       .run(type_error_free);
 }
@@ -49,7 +49,7 @@ void keywords_accepted(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.keywords_accepted", "__dlpack__ accepts stream, max_version, dl_device and copy (2023.12)")
-      .should({"KW-01"}).python()
+      .should({"KW-01"}).python().also_needs(need::producer_protocol)
       .proven_by({"no_dl_device_kw"})
       .run(keywords_accepted);
 }
@@ -80,7 +80,7 @@ void invalid_arguments(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.invalid_arguments", "malformed stream/max_version values raise an exception")
-      .should({"ERR-02", "KW-02"}).python()
+      .should({"ERR-02", "KW-02"}).python().also_needs(need::producer_protocol)
       .proven_by({"accepts_bad_args"})
       .run(invalid_arguments);
 }
@@ -130,7 +130,7 @@ void copy_true(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.copy_true", "copy=True copies and sets IS_COPIED")
-      .must({"KW-03", "FLAG-05"}).python()
+      .must({"KW-03", "FLAG-05"}).python().also_needs(need::producer_protocol)
       .needs({need::copy_keyword}).proven_by({"copy_true_aliases"})
       .run(copy_true);
 }
@@ -158,7 +158,7 @@ void copy_false(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.copy_false", "copy=False on a CPU array is zero-copy, IS_COPIED clear")
-      .must({"KW-04", "FLAG-06"}).python()
+      .must({"KW-04", "FLAG-06"}).python().also_needs(need::producer_protocol)
       .needs({need::export_versioned}).proven_by({"copy_false_copies"})
       .run(copy_false);
 }
@@ -205,7 +205,7 @@ void copy_false_needs_copy(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.kw.copy_false.needs_copy",
           "copy=False where only a copy could serve (dl_device=CPU for device memory) raises BufferError")
-      .must({"KW-04"}).python()
+      .must({"KW-04"}).python().also_needs(need::producer_protocol)
       .needs({need::export_versioned}).proven_by({"copy_false_copies_across_devices"})
       .run(copy_false_needs_copy);
 }
@@ -235,7 +235,7 @@ void copy_none_zero_copy(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.copy_none.zero_copy", "the default export aliases the array's own memory")
-      .must({"KW-05", "KW-09", "FLAG-06"}).python()
+      .must({"KW-05", "KW-09", "FLAG-06"}).python().also_needs(need::producer_protocol)
       .proven_by({"default_copies"})
       .run(copy_none_zero_copy);
 }

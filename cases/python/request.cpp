@@ -206,7 +206,7 @@ DLPV_CASES {
   Declare("python.request", "__dlpack__ asked max_version, copy, dl_device and stream together answers by the spec")
       .must({"KW-05", "CAP-01", "KW-03", "KW-04", "FLAG-05", "VER-01", "DEV-05", "DEV-06", "LAYOUT-07", "STRM-04",
              "VER-06", "VER-07", "VER-09", "KW-01", "FLAG-02", "FLAG-06"})
-      .python()
+      .python().also_needs(need::producer_protocol)
       .combine("max_version", {"mv_none", "mv_1_0", "mv_own", "mv_1_99", "mv_2_0"})
       .combine("copy", {"copy_none", "copy_true", "copy_false"})
       .combine("dl_device", {"dev_absent", "dev_none", "dev_same", "dev_cuda"})

@@ -21,7 +21,7 @@ void stream_cpu(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.stream.cpu_rejects", "non-None streams for CPU arrays are rejected")
-      .should({"STRM-04"}).python()
+      .should({"STRM-04"}).python().also_needs(need::producer_protocol)
       .proven_by({"stream_accepted"})
       .run(stream_cpu);
 }

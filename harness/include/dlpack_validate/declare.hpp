@@ -71,6 +71,8 @@ inline constexpr const char* is_writable = "is_writable";
 inline constexpr const char* release_array = "release_array";
 inline constexpr const char* exchange_api = "exchange_api";
 inline constexpr const char* copy_keyword = "copy_keyword";
+/// Python: the package's arrays have a __dlpack__ method (a producer at all).
+inline constexpr const char* producer_protocol = "producer_protocol";
 inline constexpr const char* consumer_protocol = "consumer_protocol";
 inline constexpr const char* cuda_driver = "cuda_driver";
 }  // namespace need

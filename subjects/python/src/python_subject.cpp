@@ -81,9 +81,16 @@ py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dty
   py::tuple shp(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) shp[i] = shape[i];
   try {
-    return adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
-                                 py::make_tuple(static_cast<int>(where.device_type), where.device_id), layout,
-                                 py::arg("read_only") = read_only);
+    py::object x = adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
+                                         py::make_tuple(static_cast<int>(where.device_type), where.device_id), layout,
+                                         py::arg("read_only") = read_only);
+    // An array the package cannot export at all (no __dlpack__: PyArrow's Tensor before 26, a
+    // consumer-only library) is a fact about the package's arrays, not a refusal to judge.
+    if (!py::hasattr(x, "__dlpack__"))
+      throw NotImplemented{fmt::format("the package's {} arrays have no __dlpack__ method (a {} {} {} array)",
+                                       py::type::of(x).attr("__qualname__").cast<std::string>(), layout,
+                                       dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())))};
+    return x;
   } catch (py::error_already_set& e) {
     if (is_instance_of(e, PyExc_NotImplementedError))
       throw NotImplemented{fmt::format("the adapter cannot make a {} {} {} array on {}: {}", layout,
@@ -126,7 +133,7 @@ void PythonSubject::probe() {
   if (!unavailable_.empty()) {
     // Nothing can be exercised here: every case that needs the package skips with this reason.
     for (const char* c : {"export_versioned", "export_legacy", "import_versioned", "import_legacy", "read_array",
-                          "release_array", "exchange_api", "copy_keyword"})
+                          "release_array", "exchange_api", "copy_keyword", "producer_protocol"})
       absent[c] = unavailable_;
     info_.notes.push_back(unavailable_ + ": every case is a skip");
     return;
@@ -136,12 +143,26 @@ void PythonSubject::probe() {
   // Producer side.
   load_step("probe.export");
   py::object x;
-  try {
-    x = make({2, 3}, f32);
-  } catch (const NotImplemented& n) {
-    absent["export_versioned"] = absent["export_legacy"] = "the adapter cannot make arrays: " + n.reason;
+  // A 2x3 array, else a 1-d one: a package may export some array types and not others (PyArrow
+  // before 26: its Array has __dlpack__, its Tensor does not). A package none of whose arrays
+  // has __dlpack__ is no DLPack producer (a consumer-only library, or a release from before its
+  // arrays spoke DLPack): the producer-side cases skip with that fact (make() says which array
+  // type) instead of reading an AttributeError as a refusal.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 3}, std::vector<int64_t>{6}}) {
+    try {
+      x = make(shape, f32);
+      break;
+    } catch (const NotImplemented& n) {
+      if (shape.size() == 1) {
+        absent["export_versioned"] = absent["export_legacy"] = absent["producer_protocol"] = absent["copy_keyword"] =
+            n.reason.rfind("the package's", 0) == 0 ? n.reason + ": it is no DLPack producer"
+                                                    : "the adapter cannot make arrays: " + n.reason;
+        facts_.dlpack_signature_note = absent["producer_protocol"];
+      }
+    }
   }
   if (x) {
+    info_.capabilities.push_back("producer_protocol");
     try {
       py::object cap = x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 3));
       const std::string name = capsule_name(cap);

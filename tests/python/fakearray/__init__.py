@@ -52,7 +52,16 @@ LAWFUL = frozenset({
     "lawful_xapi_runtime_error",         # from_py_object refuses with RuntimeError ("should be a BufferError")
     "lawful_read_only_legacy_exported",  # exports a read-only array as a legacy capsule (FLAG-03: a habit)
     "lawful_cpu_work_stream",            # current_work_stream(kDLCPU) is not NULL ("can simply return NULL")
+    "lawful_consumer_only",              # its arrays have no __dlpack__: a consumer-only library
 })
+
+
+class _NoDlpack:
+    """lawful_consumer_only: an array of a library that imports DLPack but never exports it."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
 
 _DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),
            (2, 16), (2, 32), (2, 64), (6, 8), (5, 64), (5, 128), (4, 16)}
@@ -66,6 +75,7 @@ class Adapter:
         if unknown:
             raise ValueError(f"unknown fakearray bugs: {sorted(unknown)}")
         _fakearray.set_bugs(sorted(bugs))
+        self.consumer_only = "lawful_consumer_only" in bugs
         self.name = "fakearray" + ("[" + ",".join(sorted(bugs)) + "]" if bugs else "")
         self.version = "1.3.0"
 
@@ -85,7 +95,8 @@ class Adapter:
             raise NotImplementedError(f"fakearray has no dtype {tuple(dtype_key)}")
         shape = [int(s) for s in shape]
         data = pattern_bytes(dtype_key, math.prod(shape))
-        return _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data, int(device[0]))
+        made = _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data, int(device[0]))
+        return _NoDlpack(made) if self.consumer_only else made
 
     def from_dlpack(self, obj, **kwargs):
         return _fakearray.from_dlpack(obj, **kwargs)
@@ -94,10 +105,10 @@ class Adapter:
         return _fakearray.current_stream(int(device[0]))
 
     def to_bytes(self, array):
-        return array.to_bytes()
+        return getattr(array, "inner", array).to_bytes()
 
     def is_writable(self, array):
-        return array.writable
+        return getattr(array, "inner", array).writable
 
     def unexportable(self):
         return [("a big-endian float32 array", _fakearray.make_big_endian(4), "DTYPE-04")]

@@ -9,7 +9,8 @@ records into one (`dlpack-validate report merge`).
                      [--partners LIB,... --partner-python PY]
                      [--budget-gib G] [--validator-path DIR] [--cli PATH] [-- VALIDATOR ARGS...]
       sweep: DIR/<library>-<release>.json per line, DIR/sweep.json (the lines' records merged)
-      and DIR/sweep-manifest.json (per line: installed or why not, seconds, venv size)
+      and DIR/sweep-manifest.json (per line: installed or why not, seconds, venv size); with
+      --repro, python -m validator --repro's scripts in DIR/repro/<library>-<release>/
 
 Each release's venv is $DLPV_CACHE/atlas/<library>-<release>-<hash of its requirements and the
 interpreter>, made from $DLPV_PYTHON (default /usr/bin/python3, the interpreter the validator's
@@ -189,6 +190,8 @@ def main():
     ap.add_argument("--out", help="the output folder (run)")
     ap.add_argument("--partners", help="comma-separated partner libraries for the pair cases (torch,jax)")
     ap.add_argument("--partner-python", help="the interpreter the partners are installed for (the peers' venv)")
+    ap.add_argument("--repro", action="store_true",
+                    help="also write reproducers of each release's unexpected results (DIR/repro/<library>-<release>/)")
     ap.add_argument("--budget-gib", type=float, default=20.0)
     ap.add_argument("--validator-path", default=os.path.join(ROOT, "build", "python"),
                     help="where the validator package is (PYTHONPATH; default build/python)")
@@ -228,8 +231,9 @@ def main():
         record = os.path.join(a.out, f"{line['subject']}-{line['release']}.json")
         env = dict(os.environ, PYTHONPATH=a.validator_path)
         t0 = time.monotonic()
+        repro = ["--repro", os.path.join(a.out, "repro", f"{line['subject']}-{line['release']}")] if a.repro else []
         p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "validator", line["subject"], "--deterministic",
-                            "-q", "--json", record] + a.validator_args, capture_output=True, text=True, env=env)
+                            "-q", "--json", record] + repro + a.validator_args, capture_output=True, text=True, env=env)
         entry["run_s"] = round(time.monotonic() - t0, 1)
         entry["exit_code"] = p.returncode
         verdict = (p.stdout.strip().splitlines() or ["(no output)"])[-1]

@@ -67,7 +67,22 @@ def worst(statuses):
     return "untested"
 
 
-def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
+def read_findings(path, out_dir):
+    """atlas/findings.tsv: LIBRARY, REQUIREMENT, SCRIPT (from the repository root), SUMMARY."""
+    out = []
+    if not path or not os.path.exists(path):
+        return out
+    root = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("#") or not line.strip():
+            continue
+        lib, q, script, summary = line.rstrip("\n").split("\t")[:4]
+        out.append({"library": lib, "requirement": q, "summary": summary,
+                    "script": os.path.relpath(os.path.join(root, script), out_dir)})
+    return out
+
+
+def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir, findings=()):
     subjects = rec["subjects"]
     who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
     libraries = {}
@@ -84,10 +99,19 @@ def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
             idx = charged["subject"]
         else:
             idx = r["subject"]
-        for q in r.get("requirements") or []:
-            seen.setdefault((q, idx), set()).add(r["status"])
-            if r["status"] in BAD or r["status"] == "warn":
-                bad_cases.setdefault((q, idx), []).append(r["id"])
+        # What each requirement got: its own checks where the case made them (a case that
+        # could not check a rule says nothing about it), the case's charged requirements for
+        # a death or a result without checks.
+        verdicts = [(c.get("requirement"), c.get("status")) for c in r.get("checks") or [] if c.get("requirement")]
+        if r["status"] in ("crash", "timeout", "error") or not verdicts:
+            verdicts += [(q, r["status"]) for q in r.get("requirements") or []]
+        elif r["status"] == "xfail":
+            verdicts = [(q, "xfail" if st in BAD | {"warn"} else st) for q, st in verdicts]
+        for q, status in verdicts:
+            seen.setdefault((q, idx), set()).add(status)
+            if status in BAD or status == "warn":
+                bad_cases.setdefault((q, idx), []).append((r["id"], re.sub(r"[^A-Za-z0-9_.+-]", "_",
+                                                                           subjects[r["subject"]].get("name", ""))))
     # confirming scripts: baseline entries naming a case and a script
     confirm = {}
     if baselines_dir and os.path.isdir(baselines_dir):
@@ -103,9 +127,12 @@ def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
                     confirm.setdefault((f[:-5], e.get("case", "")), e["confirmed_by"])
     repro = {}
     if repro_dir and os.path.isdir(repro_dir):
-        for f in sorted(os.listdir(repro_dir)):
-            if f.endswith(".py"):
-                repro.setdefault(f.split("__")[0], []).append(os.path.relpath(os.path.join(repro_dir, f), out_dir))
+        for dirpath, _, files in sorted(os.walk(repro_dir)):
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    parts = f[:-3].split("__")  # <case>__<subject>[__<peer>]
+                    repro.setdefault((parts[0], parts[1] if len(parts) > 1 else ""), []).append(
+                        os.path.relpath(os.path.join(dirpath, f), out_dir))
     reqs = rec.get("requirements", {})
     rows = []
     for q in sorted({q for q, _ in seen}, key=lambda q: (AREAS.index(reqs.get(q, {}).get("area", "protocol"))
@@ -129,20 +156,27 @@ def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
                 if per[rel] != "holds":
                     break
                 since = rel
-            broke = None
+            changed = None
             for prev, rel in zip(tested, tested[1:]):
                 if per[prev] == "holds" and per[rel] != "holds":
-                    broke = rel
+                    changed = rel
+            # A rule that broke after an earlier release held it is a finding only once a script
+            # shows it (atlas/findings.tsv); until then the page says the verdict changed.
+            confirmed = [f for f in findings if f["library"] == lib and f["requirement"] == q]
+            broke = changed if changed and confirmed else None
             links = []
-            for c in sorted(set(cases)):
-                key = (lib, c)
-                if key in confirm:
+            for c, who_safe in sorted(set(cases)):
+                if (lib, c) in confirm and not any(l.get("case") == c and "script" in l for l in links):
                     links.append({"case": c, "script": os.path.join(confirm_dir or "peers/confirm",
-                                                                    confirm[key].split()[0])})
-                for path in repro.get(c, []):
+                                                                    confirm[(lib, c)].split()[0])})
+                for path in repro.get((c, who_safe), []):
                     links.append({"case": c, "repro": path})
+            for f in findings:
+                if f["library"] == lib and f["requirement"] == q:
+                    links.insert(0, {"case": f["summary"], "script": f["script"]})
+            cases = [c for c, _ in cases]
             row["cells"][lib] = {"releases": {rel: per.get(rel, "untested") for rel in rels}, "since": since,
-                                 "broke_in": broke, "now": per[tested[-1]], "cases": sorted(set(cases))[:20],
+                                 "broke_in": broke, "changed_in": changed, "now": per[tested[-1]], "cases": sorted(set(cases))[:20],
                                  "links": links[:10]}
         rows.append(row)
     untested = [r["id"] for r in rows if not r["cells"]]
@@ -168,7 +202,8 @@ def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir):
         cell[r["status"]] = cell.get(r["status"], 0) + 1
     return {"schema": "dlpack-validate/atlas", "schema_version": 1,
             "libraries": libraries, "headline": headline, "requirements": rows, "untested": untested, "pairs": pairs,
-            "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects]}
+            "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects],
+            "findings": list(findings)}
 
 
 CSS = """
@@ -182,7 +217,7 @@ td.req{white-space:nowrap}td.sum{max-width:26rem;color:#333}
 .sq{display:inline-block;width:9px;height:9px;margin-right:1px;border:1px solid #777}
 .holds{background:#2e8b57}.warn{background:#e0a800}.broken{background:#c62828}.untested{background:#fff}
 .now-broken{color:#b00020;font-weight:600}.now-warn{color:#8a6100}.since{color:#1e6b3c}
-.brk{color:#b00020}.legend span{margin-right:1rem}
+.brk{color:#b00020}.unc{color:#666}.legend span{margin-right:1rem}
 #filter{padding:4px 8px;width:24rem;margin:.4rem 0}
 table.head{margin:.3rem 0 .8rem}table.head th{position:static;cursor:default}
 td.pc{text-align:center;min-width:5rem}.p0{background:#e6f4ea}.p1{background:#fdecea}
@@ -225,6 +260,10 @@ def render(atlas, title):
                    f"{': ' + e(', '.join(h['broken_now'][:8])) if h['broken_now'] else ''}</td>"
                    f"<td>{len(h['warn_now'])}</td><td>{e(broke) or '–'}</td></tr>")
     out.append("</tbody></table>")
+    if atlas.get("findings"):
+        out.append("<p class=lead><b>Confirmed history findings</b> (each shown by a script that imports only the "
+                   "library): " + "; ".join(f"<a href='{e(f['script'])}'>{e(f['library'])} {e(f['requirement'])}</a>: "
+                                            f"{e(f['summary'])}" for f in atlas["findings"]) + "</p>")
     if atlas["untested"]:
         out.append(f"<p class=lead>Not tested on any release swept ({len(atlas['untested'])}): "
                    f"{e(', '.join(atlas['untested']))}.</p>")
@@ -258,6 +297,9 @@ def render(atlas, title):
                 parts.append(f"<span class=now-{e(c['now'])}>{e(c['now'])} in {e(list(c['releases'])[-1])}</span>")
             if c["broke_in"]:
                 parts.append(f"<span class=brk>broke in {e(c['broke_in'])}</span>")
+            elif c.get("changed_in"):
+                parts.append(f"<span class=unc title='a release held it, a later one does not; no script "
+                             f"confirms it yet'>changed in {e(c['changed_in'])} (unconfirmed)</span>")
             for link in c["links"][:3]:
                 if "script" in link:
                     parts.append(f"<a href='{e(link['script'])}' title='{e(link['case'])}'>confirm</a>")
@@ -299,7 +341,10 @@ def main():
     ap.add_argument("--confirm-dir", default="peers/confirm")
     ap.add_argument("--baselines", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                         "baselines", "peers"))
-    ap.add_argument("--repro")
+    ap.add_argument("--repro", help="the reproducers' folder (tools/atlas.py run --repro: OUT/repro)")
+    ap.add_argument("--findings", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                       "atlas", "findings.tsv"),
+                    help="confirmed history findings, each with its script (default atlas/findings.tsv)")
     ap.add_argument("--title", default="The DLPack atlas")
     a = ap.parse_args()
     try:
@@ -309,7 +354,7 @@ def main():
         sys.stderr.write(f"atlas_page: error: {a.sweep} is not a dlpack-validate run record\n")
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
-    atlas = build(rec, a.confirm_dir, a.baselines, a.repro, out_dir)
+    atlas = build(rec, a.confirm_dir, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
     page = render(atlas, a.title)
     with open(a.html, "w", encoding="utf-8") as f:
         f.write(page)

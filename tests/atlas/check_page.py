@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/atlas/check_page.py (CTest atlas.page): the atlas page from a made-up sweep whose
-history is known, in a real headless Chromium.
+history is known, in a real headless Chromium. A made-up findings file confirms DEL-02's break;
+CAP-01's is unconfirmed (shown as a change, not as "broke in").
 
 The record: fakelib 1.0, 1.1 and 2.0 and otherlib 3.0. DEL-02 holds in 1.0, breaks in 1.1 and
 holds again in 2.0 (since 2.0, broke in 1.1); LAYOUT-01 is broken in 1.0 only (since 1.1);
@@ -54,20 +55,28 @@ def main():
     sweep = work / "sweep.json"
     sweep.write_text(json.dumps(rec))
     page, data = work / "atlas.html", work / "atlas.json"
+    findings = work / "findings.tsv"
+    (work / "confirm").mkdir(exist_ok=True)
+    findings.write_text("# made up\nfakelib\tDEL-02\tconfirm/fakelib_del02.py\tfakelib 1.1 calls the deleter twice\n")
     p = subprocess.run([sys.executable, str(ROOT / "tools" / "atlas_page.py"), str(sweep), "--html", str(page),
-                        "--json", str(data), "--baselines", str(work / "none")], capture_output=True, text=True)
+                        "--json", str(data), "--baselines", str(work / "none"), "--findings", str(findings)],
+                       capture_output=True, text=True)
     if p.returncode != 0:
         browser.fail(f"atlas_page.py: exit {p.returncode}: {p.stderr}")
     atlas = json.loads(data.read_text())
     cells = {r["id"]: r["cells"] for r in atlas["requirements"]}
     want = {("DEL-02", "since"): "2.0", ("DEL-02", "broke_in"): "1.1", ("LAYOUT-01", "since"): None,
             ("VER-03", "since"): "1.0", ("VER-03", "broke_in"): None, ("CAP-01", "since"): None,
-            ("CAP-01", "broke_in"): "2.0", ("CAP-01", "now"): "broken", ("LAYOUT-01", "now"): "broken"}
+            ("CAP-01", "broke_in"): None, ("CAP-01", "changed_in"): "2.0", ("CAP-01", "now"): "broken",
+            ("LAYOUT-01", "now"): "broken", ("DEL-02", "changed_in"): "1.1"}
     # LAYOUT-01: 1.0 fail, 1.1 pass, 2.0 broken by the pair result charged to it as consumer
     for (q, field), value in want.items():
         got = cells.get(q, {}).get("fakelib", {}).get(field, "(no cell)")
         if got != value:
             browser.fail(f"{q} fakelib {field}: {got!r}, expected {value!r}")
+    links = cells["DEL-02"]["fakelib"]["links"]
+    if not links or not links[0].get("script", "").endswith("confirm/fakelib_del02.py"):
+        browser.fail(f"DEL-02's confirmed finding is not linked: {links}")
     if "DTYPE-01" in cells or "DTYPE-01" not in atlas["untested"]:
         browser.fail("DTYPE-01 (skipped everywhere) should be listed as not tested, with no row")
     if cells["VER-03"].get("otherlib", {}).get("since") != "3.0":

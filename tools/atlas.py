@@ -67,7 +67,7 @@ def read_releases(path, only):
         if len(cols) < 3 or not all(c.strip() for c in cols):
             bad(f"{path}:{n}: expected SUBJECT<TAB>RELEASE<TAB>REQUIREMENT[<TAB>...], got {line!r}")
         for req in cols[2:]:
-            if "==" not in req:
+            if "==" not in req and not req.startswith("script:"):
                 bad(f"{path}:{n}: requirement {req!r} is not pinned (NAME==VERSION)")
         lines.append({"subject": cols[0], "release": cols[1], "requirements": cols[2:]})
     if only:
@@ -101,7 +101,25 @@ def du(path):
     return total
 
 
+def script_venv(line):
+    """A release made by a script of ours (`script:PATH` as its requirement: NumPy's main branch,
+    scripts/numpy-main.sh), which prints the venv's python on its last line."""
+    script = os.path.join(ROOT, line["requirements"][0][len("script:"):])
+    t0 = time.monotonic()
+    p = subprocess.run(["bash", script], capture_output=True, text=True)
+    info = {"requirements": line["requirements"], "install_s": round(time.monotonic() - t0, 1), "own_validator": True}
+    if p.returncode != 0 or not p.stdout.strip():
+        last = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
+        info["not_installable"] = f"{os.path.basename(script)} exit {p.returncode}: " + (last[-1].strip() if last else "")
+        return None, info
+    venv = os.path.dirname(os.path.dirname(p.stdout.strip().splitlines()[-1]))
+    info["size_mib"] = round(du(venv) / 2**20)
+    return venv, info
+
+
 def make_venv(line, cache, base, budget):
+    if line["requirements"][0].startswith("script:"):
+        return script_venv(line)
     atlas = os.path.join(cache, "atlas")
     os.makedirs(atlas, exist_ok=True)
     version = subprocess.run([base, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
@@ -229,7 +247,8 @@ def main():
             manifest.append(entry)
             continue
         record = os.path.join(a.out, f"{line['subject']}-{line['release']}.json")
-        env = dict(os.environ, PYTHONPATH=a.validator_path)
+        # A release built for another interpreter carries its own validator (script lines).
+        env = dict(os.environ) if info.get("own_validator") else dict(os.environ, PYTHONPATH=a.validator_path)
         t0 = time.monotonic()
         repro = ["--repro", os.path.join(a.out, "repro", f"{line['subject']}-{line['release']}")] if a.repro else []
         p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "validator", line["subject"], "--deterministic",
@@ -247,6 +266,9 @@ def main():
         print(f"atlas: [{i}/{len(lines)}] {label}: {verdict} ({entry['run_s']} s; venv {info.get('size_mib', '?')} MiB)",
               file=sys.stderr)
         mine = [p for p in partners if p != line["subject"]]
+        if mine and info.get("own_validator"):
+            entry["pairs"] = {"*": {"error": "built for another interpreter than the partners' venv: no pairs"}}
+            mine = []
         if mine and "record" in entry:
             py = layered_python(base, os.path.join(venv, "bin", "python"), a.partner_python,
                                 os.path.join(a.out, ".pairs-venv"))

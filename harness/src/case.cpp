@@ -112,7 +112,9 @@ bool CaseContext::check_as(Severity severity, bool ok, const std::string& requir
                                                   : Status::pass);
   c.message = message;
   c.expected = expected;
-  c.observed = observed;
+  // Callers describe what a failure would look like ("NULL", "unreadable"), so a passing
+  // check keeps no observation: the record must not say a pointer was NULL when it was not.
+  c.observed = ok ? std::string() : observed;
   c.party = party_;
   if (!ok && severity == Severity::may) notes_.push_back(message);
   checks_.push_back(std::move(c));

@@ -71,7 +71,9 @@ STAMP="$VENV/dlpv-numpy-main.json"
 # The validator in the venv must be this checkout's: a marker names the tree it was built from
 # (the content of every file git tracks or would track), and a changed tree rebuilds it,
 # incrementally, in a build folder kept in the cache.
-TREE=$(cd "$REPO_ROOT" && git ls-files -z --cached --others --exclude-standard |
+# Only what the wheel is built from counts (not docs, tests, tools, baselines or the atlas).
+TREE=$(cd "$REPO_ROOT" && git ls-files -z --cached --others --exclude-standard -- \
+         CMakeLists.txt pyproject.toml cmake common harness include subjects cases reports app validator python_shim |
        xargs -0 -r sha256sum 2>/dev/null | sha256sum | cut -c1-16)
 VALIDATOR_MARK="$VENV/.dlpv-validator-$TREE"
 

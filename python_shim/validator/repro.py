@@ -4,6 +4,10 @@ for a pair case) and the standard library imported, and states the requirement a
 Ready to attach to an upstream issue.
 
 Written for the families whose behaviour a few lines of the library's public API show:
+  - consumer cases (the library's from_dlpack given a tensor of a dtype and layout, or with a
+    version stamp, a byte_offset or NULL strides): the script makes that tensor itself with
+    ctypes (a small producer object whose __dlpack__ returns the capsule), imports it, and prints
+    what the library read back against what was handed, and how often the deleter was called;
   - producer cases (an export of an array of a dtype and layout): the script makes the array,
     calls `__dlpack__` as the case did (with max_version=(1, 3) for a versioned case, without
     for a legacy one), prints the struct behind the capsule read with ctypes, reads the
@@ -132,6 +136,72 @@ def elements(t):
                 break
             index[d] = 0
     return out
+
+
+# ---- a DLPack producer made with ctypes: the tensor the case handed the library ------------------
+_FORMATS = {"float16": ("e", 2, 16), "float32": ("f", 2, 32), "float64": ("d", 2, 64), "int8": ("b", 0, 8),
+            "int16": ("h", 0, 16), "int32": ("i", 0, 32), "int64": ("q", 0, 64), "uint8": ("B", 1, 8),
+            "uint16": ("H", 1, 16), "uint32": ("I", 1, 32), "uint64": ("Q", 1, 64), "bool": ("?", 6, 8)}
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+deleter_calls = []
+
+
+class Handed:
+    """A 3x4 CPU tensor whose element (i, j) is i * 4 + j, laid out as asked, in a capsule."""
+
+    def __init__(self, dtype, layout, versioned, major=1, minor=0, null_strides=False):
+        import struct
+        fmt, code, bits = _FORMATS[dtype]
+        item = bits // 8
+        rows, cols = 3, 4
+        value = lambda k: bool(k % 2) if dtype == "bool" else k
+        if layout == "broadcast":   # every row is row 0 (stride 0)
+            logical = [[value(j) for j in range(cols)] for _ in range(rows)]
+        else:
+            logical = [[value(i * cols + j) for j in range(cols)] for i in range(rows)]
+        self.expected = logical
+        count = {"strided": rows * cols * 2, "offset": rows * cols + 1, "broadcast": cols}.get(layout, rows * cols)
+        self.buf = (ctypes.c_uint8 * (count * item))()
+        put = lambda k, v: struct.pack_into(fmt, self.buf, k * item, v)
+        offset_items, strides = 0, (cols, 1)
+        for i in range(rows):
+            for j in range(cols):
+                if layout == "fortran":
+                    put(j * rows + i, logical[i][j]); strides = (1, rows)
+                elif layout == "strided":
+                    put(i * cols * 2 + j * 2, logical[i][j]); strides = (cols * 2, 2)
+                elif layout == "reversed":   # rows stored last to first, element (0, 0) on the last row
+                    put((rows - 1 - i) * cols + j, logical[i][j]); strides = (-cols, 1)
+                elif layout == "offset":
+                    put(1 + i * cols + j, logical[i][j]); offset_items = 1
+                elif layout == "broadcast":
+                    put(j, logical[i][j]); strides = (0, 1)
+                else:
+                    put(i * cols + j, logical[i][j])
+        self.shape = (ctypes.c_int64 * 2)(rows, cols)
+        self.strides = None if null_strides else (ctypes.c_int64 * 2)(*strides)
+        data = ctypes.addressof(self.buf) + ((rows - 1) * cols * item if layout == "reversed" else 0)
+        t = DLTensor(data, DLDevice(1, 0), 2, DLDataType(code, bits, 1),
+                     ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64)),
+                     ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64)) if self.strides else None,
+                     offset_items * item)
+        self.on_delete = DELETER(lambda p: deleter_calls.append(p))
+        if versioned:
+            self.managed = DLManagedTensorVersioned(DLPackVersion(major, minor), None,
+                                                    ctypes.cast(self.on_delete, ctypes.c_void_p), 0, t)
+            self.name = b"dltensor_versioned"
+        else:
+            self.managed = DLManagedTensor(t, None, ctypes.cast(self.on_delete, ctypes.c_void_p))
+            self.name = b"dltensor"
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs):
+        print("the library called __dlpack__ with", kwargs)
+        return ctypes.pythonapi.PyCapsule_New(ctypes.addressof(self.managed), self.name, None)
 '''
 
 
@@ -214,8 +284,10 @@ def _script(r, rec):
             "    print('producer elements:', before)",
             "    print('consumer elements:', after)"]
         return body, ""
+    if r["id"].startswith("consumer."):
+        return _consumer_script(r, lib, params)
     if not r["id"].startswith(("producer.", "python.producer.")):
-        return None, "not a producer or pair case (no standalone recipe for this family yet)"
+        return None, "not a producer, consumer or pair case (no standalone recipe for this family yet)"
     make, why = _make_lines(lib, params, "x")
     if not make:
         return None, why
@@ -230,6 +302,51 @@ def _script(r, rec):
         "del capsule",
         "print('deleter returned')"]
     return body, ""
+
+
+# consumer cases whose tensor the script can make: id prefix -> extra Handed() arguments
+_CONSUMER = {
+    "consumer.roundtrip.": {}, "consumer.layout.": {}, "consumer.byte_offset.": {},
+    "consumer.null_strides.": {"null_strides": True},
+    "consumer.version.major0_refused": {"major": 0, "versioned": True},
+    "consumer.version.major2_refused": {"major": 2, "versioned": True},
+    "consumer.version.minor_ahead": {"minor": 99, "versioned": True},
+}
+
+
+def _consumer_script(r, lib, params):
+    extra = next((v for k, v in _CONSUMER.items() if r["id"].startswith(k)), None)
+    if extra is None:
+        return None, "a consumer case without a standalone recipe yet (its tensor is special)"
+    if lib not in _FROM:
+        return None, f"no from_dlpack recipe for {lib}"
+    dtype = params.get("dtype", "float32")
+    layout = params.get("layout", "contiguous")
+    if dtype not in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                     "uint32", "uint64", "bool"):
+        return None, f"no recipe for a {dtype} tensor"
+    if params.get("shape") not in (None, "", "3x4") or layout not in (
+            "contiguous", "fortran", "strided", "reversed", "offset", "broadcast"):
+        return None, "no recipe for this tensor's shape or layout"
+    versioned = extra.pop("versioned", params.get("version", "versioned") != "legacy")
+    args = ", ".join([repr(dtype), repr(layout), repr(versioned)] + [f"{k}={v!r}" for k, v in extra.items()])
+    imp = _MAKE[lib][0]
+    return [
+        imp,
+        f"producer = Handed({args})",
+        "print('handed the library:', producer.name.decode(), 'tensor, expected elements', producer.expected)",
+        "sys.stdout.flush()",
+        "y = " + _FROM[lib].format(x="producer"),
+        "print('imported:', type(y).__module__, type(y).__name__)",
+        "try:",
+        "    got = y.tolist()",
+        "except Exception as e:  # noqa: BLE001",
+        "    got = f'(tolist raised {type(e).__name__}: {e})'",
+        "print('read back:', got)",
+        "print('elements as handed:', got == producer.expected)",
+        "del y",
+        "import gc; gc.collect()",
+        "print('deleter calls:', len(deleter_calls))"], ""
 
 
 def _lib(subject):

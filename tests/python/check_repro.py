@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/python/check_repro.py (CTest python.repro): the --repro script writer (validator.repro)
 on a record that names Debian's NumPy: a producer case (broadcast, legacy: what crashed on NumPy
-1.23.5) and a pair case numpy -> numpy (reversed float16). Each script must import only the
+1.23.5), a consumer case (a reversed float32 tensor the script makes with ctypes) and a pair case
+numpy -> numpy (reversed float16). Each script must import only the
 standard library and numpy, state the requirement and its text, and run to the end on this
 NumPy (which has neither bug), showing the struct and the elements; a case of another family
 gets no script and README.md says why. Then `python -m validator --repro` end to end on the
@@ -15,7 +16,7 @@ import tempfile
 
 from validator import repro
 
-STDLIB = {"ctypes", "sys"}
+STDLIB = {"ctypes", "sys", "struct", "gc"}
 
 
 def main():
@@ -30,6 +31,9 @@ def main():
                {"id": "pair.float16.reversed.legacy", "subject": 0, "peer": 0, "status": "fail",
                 "message": "values differ", "requirements": ["LAYOUT-01"],
                 "params": {"dtype": "float16", "layout": "reversed", "version": "legacy"}},
+               {"id": "consumer.layout.float32.reversed.legacy", "subject": 0, "peer": None, "status": "fail",
+                "message": "values differ", "requirements": ["LAYOUT-01"],
+                "params": {"dtype": "float32", "layout": "reversed", "version": "legacy"}},
                {"id": "python.kw.copy_true", "subject": 0, "peer": None, "status": "fail", "message": "x",
                 "requirements": ["LAYOUT-01"], "params": {}},
                {"id": "producer.tensor.int8.contiguous.versioned", "subject": 0, "peer": None, "status": "pass",
@@ -38,7 +42,8 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         written, skipped = repro.write(rec, out)
         names = sorted(os.path.basename(p) for _, p in written)
-        want = ["pair.float16.reversed.legacy__numpy_1.24.2__numpy_1.24.2.py",
+        want = ["consumer.layout.float32.reversed.legacy__numpy_1.24.2.py",
+                "pair.float16.reversed.legacy__numpy_1.24.2__numpy_1.24.2.py",
                 "producer.tensor.float32.broadcast.legacy__numpy_1.24.2.py"]
         if names != want:
             problems.append(f"scripts {names}, expected {want}")
@@ -58,6 +63,10 @@ def main():
             if "Requirement" not in text or "MUST" not in text:
                 problems.append(f"{os.path.basename(path)} does not state its requirement")
             p = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=120)
+            if "consumer" in path:
+                if p.returncode != 0 or "elements as handed: True" not in p.stdout or "deleter calls: 1" not in p.stdout:
+                    problems.append(f"{os.path.basename(path)}: exit {p.returncode}\n{p.stdout[-800:]}{p.stderr[-800:]}")
+                continue
             if p.returncode != 0 or "capsule name: dltensor" not in p.stdout:
                 problems.append(f"{os.path.basename(path)}: exit {p.returncode}\n{p.stdout[-800:]}{p.stderr[-800:]}")
             elif "producer" in path and "deleter returned" not in p.stdout:

@@ -286,6 +286,8 @@ def _script(r, rec):
         return body, ""
     if r["id"].startswith("consumer."):
         return _consumer_script(r, lib, params)
+    if r["id"].startswith("python."):
+        return _protocol_script(r, lib, params)
     if not r["id"].startswith(("producer.", "python.producer.")):
         return None, "not a producer, consumer or pair case (no standalone recipe for this family yet)"
     make, why = _make_lines(lib, params, "x")
@@ -347,6 +349,72 @@ def _consumer_script(r, lib, params):
         "del y",
         "import gc; gc.collect()",
         "print('deleter calls:', len(deleter_calls))"], ""
+
+
+def _request_kwargs(params):
+    """python.request.*: the keywords the case passed (its axes), as Python source."""
+    kw = []
+    mv = params.get("max_version", "mv_absent")
+    mvs = {"mv_1_0": "(1, 0)", "mv_1_99": "(1, 99)", "mv_2_0": "(2, 0)", "mv_own": "(1, 3)", "mv_none": "None"}
+    if mv in mvs:
+        kw.append(f"max_version={mvs[mv]}")
+    cp = params.get("copy", "")
+    kw += {"copy_true": ["copy=True"], "copy_false": ["copy=False"], "copy_none": ["copy=None"]}.get(cp, [])
+    dev = params.get("dl_device", "")
+    kw += {"dev_none": ["dl_device=None"], "dev_same": ["dl_device=(1, 0)"], "dev_cuda": ["dl_device=(2, 0)"]}.get(dev, [])
+    st = params.get("stream", "")
+    kw += {"stream_none": ["stream=None"], "stream_m1": ["stream=-1"], "stream_1": ["stream=1"],
+           "stream_2": ["stream=2"]}.get(st, [])
+    return ", ".join(kw)
+
+
+# Python-protocol cases with a plain recipe: id (or prefix) -> the call, as Python source on `x`.
+_PROTOCOL = {
+    "python.device.dl_device_unserveable": "x.__dlpack__(dl_device=(7, 0))",
+    "python.kw.copy_true": "x.__dlpack__(copy=True)",
+    "python.kw.copy_false": "x.__dlpack__(copy=False)",
+    "python.kw.copy_none.zero_copy": "x.__dlpack__()",
+    "python.capsule.name.versioned": "x.__dlpack__(max_version=(1, 3))",
+    "python.capsule.name.legacy": "x.__dlpack__()",
+    "python.kw.keywords_accepted": "x.__dlpack__(stream=None, max_version=(1, 3), dl_device=(1, 0), copy=None)",
+}
+
+
+def _protocol_script(r, lib, params):
+    if r["id"].startswith("python.request."):
+        call = f"x.__dlpack__({_request_kwargs(params)})"
+        tensor = params.get("tensor", "contiguous")
+        shape = {"scalar": "", "empty": "0x3", "large": "1024x1024"}.get(tensor, "3x4")
+        layout = tensor if tensor in ("strided", "offset") else "contiguous"
+        make_params = {"dtype": "float32", "shape": shape, "layout": layout}
+    elif r["id"] in _PROTOCOL:
+        call = _PROTOCOL[r["id"]]
+        make_params = {"dtype": "float32"}
+    else:
+        return None, "a Python-protocol case without a standalone recipe yet"
+    if make_params.get("shape") == "":
+        make_params["shape"] = "scalar"
+    make, why = _make_lines(lib, make_params, "x")
+    if not make:
+        return None, why
+    if params.get("source") == "read_only":
+        return None, "no plain recipe for a read-only array"
+    return make + [
+        "def own_address(a):",
+        "    ai = getattr(a, '__array_interface__', None)",
+        "    if ai: return ai['data'][0]",
+        "    return a.data_ptr() if hasattr(a, 'data_ptr') else None",
+        "src = own_address(x)",
+        f"print('calling {call}')",
+        "try:",
+        f"    capsule = {call}",
+        "except Exception as e:  # noqa: BLE001  (its type is what the requirement is about)",
+        "    print('raised', type(e).__module__ + '.' + type(e).__qualname__, ':', e)",
+        "    print('is a BufferError:', isinstance(e, BufferError))",
+        "    sys.exit(0)",
+        "t = describe(capsule)",
+        "print('source data address:', hex(src) if src else 'unknown',",
+        "      '-> the export', 'aliases it' if src == t.data + t.byte_offset else 'is elsewhere (a copy)')"], ""
 
 
 def _lib(subject):

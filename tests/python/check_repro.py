@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/python/check_repro.py (CTest python.repro): the --repro script writer (validator.repro)
 on a record that names Debian's NumPy: a producer case (broadcast, legacy: what crashed on NumPy
-1.23.5), a consumer case (a reversed float32 tensor the script makes with ctypes) and a pair case
-numpy -> numpy (reversed float16). Each script must import only the
+1.23.5), a consumer case (a reversed float32 tensor the script makes with ctypes), a pair case
+numpy -> numpy (reversed float16) and a Python-protocol case (dl_device a CPU array cannot serve). Each script must import only the
 standard library and numpy, state the requirement and its text, and run to the end on this
 NumPy (which has neither bug), showing the struct and the elements; a case of another family
 gets no script and README.md says why. Then `python -m validator --repro` end to end on the
@@ -34,8 +34,10 @@ def main():
                {"id": "consumer.layout.float32.reversed.legacy", "subject": 0, "peer": None, "status": "fail",
                 "message": "values differ", "requirements": ["LAYOUT-01"],
                 "params": {"dtype": "float32", "layout": "reversed", "version": "legacy"}},
-               {"id": "python.kw.copy_true", "subject": 0, "peer": None, "status": "fail", "message": "x",
-                "requirements": ["LAYOUT-01"], "params": {}},
+               {"id": "python.deleter.foreign_thread", "subject": 0, "peer": None, "status": "fail", "message": "x",
+                "requirements": ["DEL-06"], "params": {}},
+               {"id": "python.device.dl_device_unserveable", "subject": 0, "peer": None, "status": "fail",
+                "message": "[DEV-06] ...", "requirements": ["DEV-06"], "params": {}},
                {"id": "producer.tensor.int8.contiguous.versioned", "subject": 0, "peer": None, "status": "pass",
                 "requirements": ["LAYOUT-01"], "params": {"dtype": "int8"}}]}
     problems = []
@@ -44,13 +46,14 @@ def main():
         names = sorted(os.path.basename(p) for _, p in written)
         want = ["consumer.layout.float32.reversed.legacy__numpy_1.24.2.py",
                 "pair.float16.reversed.legacy__numpy_1.24.2__numpy_1.24.2.py",
-                "producer.tensor.float32.broadcast.legacy__numpy_1.24.2.py"]
+                "producer.tensor.float32.broadcast.legacy__numpy_1.24.2.py",
+                "python.device.dl_device_unserveable__numpy_1.24.2.py"]
         if names != want:
             problems.append(f"scripts {names}, expected {want}")
-        if [l.split(" [")[0] for l, _ in skipped] != ["python.kw.copy_true"]:
+        if [l.split(" [")[0] for l, _ in skipped] != ["python.deleter.foreign_thread"]:
             problems.append(f"not written: {skipped}")
         readme = open(os.path.join(out, "README.md")).read()
-        if "python.kw.copy_true" not in readme:
+        if "python.deleter.foreign_thread" not in readme:
             problems.append("README.md does not list the result without a script")
         for _, path in written:
             text = open(path).read()
@@ -65,6 +68,10 @@ def main():
             p = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=120)
             if "consumer" in path:
                 if p.returncode != 0 or "elements as handed: True" not in p.stdout or "deleter calls: 1" not in p.stdout:
+                    problems.append(f"{os.path.basename(path)}: exit {p.returncode}\n{p.stdout[-800:]}{p.stderr[-800:]}")
+                continue
+            if "python.device" in path:
+                if p.returncode != 0 or "calling x.__dlpack__(dl_device=(7, 0))" not in p.stdout or "raised" not in p.stdout:
                     problems.append(f"{os.path.basename(path)}: exit {p.returncode}\n{p.stdout[-800:]}{p.stderr[-800:]}")
                 continue
             if p.returncode != 0 or "capsule name: dltensor" not in p.stdout:

@@ -23,7 +23,9 @@ def main():
     rec = {"subjects": [{"index": 0, "kind": "python", "name": "numpy 1.24.2", "path": "numpy"}],
            "requirements": {"DEL-06": {"level": "MUST", "summary": "The deleter can be called from any thread "
                                        "without the caller holding the GIL."},
-                            "LAYOUT-01": {"level": "MUST", "summary": "Struct layouts match."}},
+                            "LAYOUT-01": {"level": "MUST", "summary": "Struct layouts match."},
+                            "DEV-06": {"level": "MUST", "summary": "A dl_device the producer cannot serve is "
+                                       "refused with BufferError."}},
            "results": [
                {"id": "producer.tensor.float32.broadcast.legacy", "subject": 0, "peer": None, "status": "crash",
                 "phase": "deleter", "signal": "SIGABRT (6)", "message": "killed by SIGABRT (6) (testing DEL-06)",

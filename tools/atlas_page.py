@@ -250,7 +250,7 @@ def render(atlas, title):
                "one row per requirement: in each library's cell its releases oldest to newest, since which release "
                "the rule holds up to the newest, and the release that broke it.</p>")
     out.append("<table class=head><thead><tr><th>library</th><th>releases swept</th><th>rules held by the newest</th>"
-               "<th>broken in the newest (MUST)</th><th>warn in the newest (SHOULD)</th><th>broke in a release</th>"
+               "<th>broken in the newest (MUST)</th><th>warn in the newest (SHOULD)</th><th>broke in a release (confirmed)</th>"
                "</tr></thead><tbody>")
     for h in atlas["headline"]:
         broke = ", ".join(f"{q} in {rel}" for rel, q in h["broke_in"][:6]) + (" ..." if len(h["broke_in"]) > 6 else "")

@@ -56,7 +56,10 @@ BUILD_PATH = None
 HOSTILE_TIMING = {"ctor_thread_abort", "ctor_itimer", "chaos_bugged", "chaos_clean"}
 # Fixtures whose planted bug uses memory after freeing it: which cases crash and which fail
 # depends on the heap (a fresh build differed from two runs here). Left out.
-HEAP_DEPENDENT = {"fakearray.destructor_ignores_used"}
+HEAP_DEPENDENT = {"fakearray.destructor_ignores_used",
+                  # frees the buffer under an exported tensor: a fresh clone's build read the
+                  # freed bytes intact where this one did not (pair.bfloat16.contiguous.legacy)
+                  "fakearray.buffer_not_kept"}
 HOSTILE_FILTERS = ["--filter=producer.tensor.float32.contiguous.*", "--filter=consumer.roundtrip.float32.contiguous.*"]
 
 

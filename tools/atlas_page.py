@@ -239,7 +239,7 @@ tb.querySelectorAll('tr.area').forEach(function(r){r.remove();});rows.forEach(fu
 """
 
 
-def render(atlas, title):
+def render(atlas, title, req_doc="docs/requirements.md"):
     e = html.escape
     out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
            f"<meta name=viewport content='width=device-width'><style>{CSS}</style></head><body>"]
@@ -280,7 +280,7 @@ def render(atlas, title):
         if row["area"] != area:
             area = row["area"]
             out.append(f"<tr class=area><td colspan={3 + len(libs)}>{e(area.replace('_', ' '))}</td></tr>")
-        out.append(f"<tr class=req><td class=req><a href='docs/requirements.md#{e(row['id'].lower())}'>{e(row['id'])}"
+        out.append(f"<tr class=req><td class=req><a href='{e(req_doc)}#{e(row['id'].lower())}'>{e(row['id'])}"
                    f"</a></td><td>{e(row['level'])}</td><td class=sum>{e(row['summary'].replace('`', '')[:150])}</td>")
         for lib in libs:
             c = row["cells"].get(lib)
@@ -346,6 +346,8 @@ def main():
                                                        "atlas", "findings.tsv"),
                     help="confirmed history findings, each with its script (default atlas/findings.tsv)")
     ap.add_argument("--title", default="The DLPack atlas")
+    ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
+                                                 "docs/requirements.md, relative to the page)")
     a = ap.parse_args()
     try:
         rec = json.load(open(a.sweep))
@@ -355,7 +357,9 @@ def main():
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
     atlas = build(rec, a.confirm_dir, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
-    page = render(atlas, a.title)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    req_doc = a.requirements_doc or os.path.relpath(os.path.join(root, "docs", "requirements.md"), out_dir)
+    page = render(atlas, a.title, req_doc)
     with open(a.html, "w", encoding="utf-8") as f:
         f.write(page)
     if a.json:

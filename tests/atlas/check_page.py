@@ -96,6 +96,9 @@ def main():
     size = page.stat().st_size
     if size >= 1 << 20:
         browser.fail(f"atlas.html is {size} bytes (budget: under 1 MB)")
+    site = ROOT / "atlas" / "site" / "index.html"  # the full sweep's page, checked in
+    if site.exists() and site.stat().st_size >= 1 << 20:
+        browser.fail(f"atlas/site/index.html is {site.stat().st_size} bytes (budget: under 1 MB)")
     if "`" in page.read_text():
         browser.fail("raw backticks in the page")
     binary = browser.find_chromium()

@@ -253,9 +253,20 @@ void PythonSubject::probe() {
       from_dlpack(p);
       facts_.consumer = true;
     } catch (py::error_already_set& e) {
+      // A release without the function the adapter calls ("module 'paddle' has no attribute
+      // 'from_dlpack'": Paddle 2.6, MLX before 0.32) is no consumer; an AttributeError about
+      // anything else (the probe object, say) is the library's answer and is judged.
+      bool missing_function = false;
+      if (is_instance_of(e, PyExc_AttributeError)) {
+        py::object obj = py::getattr(e.value(), "obj", py::none());
+        missing_function = !obj.is_none() && PyModule_Check(obj.ptr());
+      }
       if (is_instance_of(e, PyExc_NotImplementedError)) {
         absent["import_versioned"] = absent["import_legacy"] =
             "the adapter's from_dlpack raises NotImplementedError: " + describe(e);
+      } else if (missing_function) {
+        absent["import_versioned"] = absent["import_legacy"] =
+            "the package has no DLPack import here (" + describe(e) + "): it is no DLPack consumer";
       } else {
         facts_.consumer = true;
       }

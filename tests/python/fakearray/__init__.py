@@ -53,6 +53,7 @@ LAWFUL = frozenset({
     "lawful_read_only_legacy_exported",  # exports a read-only array as a legacy capsule (FLAG-03: a habit)
     "lawful_cpu_work_stream",            # current_work_stream(kDLCPU) is not NULL ("can simply return NULL")
     "lawful_consumer_only",              # its arrays have no __dlpack__: a consumer-only library
+    "lawful_producer_only",              # the module has no from_dlpack: a producer-only release
 })
 
 
@@ -76,6 +77,7 @@ class Adapter:
             raise ValueError(f"unknown fakearray bugs: {sorted(unknown)}")
         _fakearray.set_bugs(sorted(bugs))
         self.consumer_only = "lawful_consumer_only" in bugs
+        self.producer_only = "lawful_producer_only" in bugs
         self.name = "fakearray" + ("[" + ",".join(sorted(bugs)) + "]" if bugs else "")
         self.version = "1.3.0"
 
@@ -99,6 +101,8 @@ class Adapter:
         return _NoDlpack(made) if self.consumer_only else made
 
     def from_dlpack(self, obj, **kwargs):
+        if self.producer_only:  # as Paddle 2.6 and MLX before 0.32: the function is not there
+            return _fakearray.from_dlpack_not_in_this_release(obj, **kwargs)
         return _fakearray.from_dlpack(obj, **kwargs)
 
     def current_stream(self, device):

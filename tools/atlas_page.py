@@ -13,7 +13,7 @@ entry (baselines/peers/<library>.json `confirmed_by`) and to reproducers (--repr
 the cases behind a break. A pair view follows: producer × consumer per dtype class.
 
 A release's verdict on a requirement is the worst of its own results that cite it: fail,
-crash, timeout, error or xfail make it broken; else a warn makes it warn; else a pass makes it
+crash, timeout or xfail make it broken (an error, the validator unable to judge, counts as not tested); else a warn makes it warn; else a pass makes it
 hold; only skips leave it untested. Pair results count for the side they are charged to.
 The page is plain HTML and CSS with a few lines of script for sorting and filtering; it works
 (unsorted, unfiltered) with scripts blocked.

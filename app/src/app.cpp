@@ -56,21 +56,6 @@ std::string near_miss(const AppConfig& cfg) {
   return out;
 }
 
-/// Write a file atomically (temp file + rename) so no half-written report is ever left.
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-    f << text;
-    if (!f.flush()) throw BadInput{fmt::format("cannot write '{}'", path)};
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-  }
-}
-
 /// Fail before the run, not after it, when a report path cannot be written.
 void check_writable(const std::string& path) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
@@ -266,6 +251,21 @@ int list_json(const std::vector<const CaseInfo*>& selected, const std::string& p
 }
 
 }  // namespace
+
+/// Write a file atomically (temp file + rename) so no half-written report is ever left.
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+    f << text;
+    if (!f.flush()) throw BadInput{fmt::format("cannot write '{}'", path)};
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  }
+}
 
 int run_app(const AppConfig& cfg) {
   // Option values were checked against the options table (options::config_from).

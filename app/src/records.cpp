@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -117,7 +116,6 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   size_t duplicates = 0;
   ordered_json incidents = ordered_json::array(), not_run = ordered_json::array();
   std::map<std::string, ordered_json> requirements;
-  std::map<std::pair<int, int>, std::map<std::string, long long>> cells;
   bool complete = true, deterministic = true;
   double duration = 0;
   std::string started;
@@ -180,14 +178,6 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
       }
     if (rec.contains("requirements") && rec["requirements"].is_object())
       for (const auto& [id, q] : rec["requirements"].items()) requirements.emplace(id, q);
-    if (rec.contains("pair_matrix") && rec["pair_matrix"].is_array())
-      for (const ordered_json& c : rec["pair_matrix"]) {
-        const int p = index_at(c, "producer"), q = index_at(c, "consumer");
-        if (p < 0 || q < 0 || static_cast<size_t>(p) >= to.size() || static_cast<size_t>(q) >= to.size()) continue;
-        if (c.contains("counts") && c["counts"].is_object())
-          for (const auto& [st, n] : c["counts"].items())
-            if (n.is_number_integer()) cells[{to[static_cast<size_t>(p)], to[static_cast<size_t>(q)]}][st] += n.get<long long>();
-      }
     complete = complete && rec.value("complete", false);
     deterministic = deterministic && rec.value("deterministic", false);
     if (rec.contains("duration_s") && rec["duration_s"].is_number()) duration += rec["duration_s"].get<double>();
@@ -220,6 +210,11 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   ordered_json reqs = ordered_json::object();
   for (const auto& [id, q] : requirements) reqs[id] = q;
   out["requirements"] = reqs;
+  // The pair matrix counts the kept pair results (summing the inputs' matrices would count a
+  // pair found in two records twice).
+  std::map<std::pair<int, int>, std::map<std::string, long long>> cells;
+  for (const auto& [slot, entry] : results)
+    if (std::get<2>(slot) >= 0) ++cells[{std::get<0>(slot), std::get<2>(slot)}][text_at(entry.second, "status")];
   ordered_json matrix = ordered_json::array();
   for (const auto& [key, counts] : cells) {
     ordered_json c = ordered_json::object();
@@ -260,8 +255,8 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
 
 namespace {
 
-/// One case in a record for `diff`: matched across records by the subjects' names (their spec
-/// as given, so `numpy` matches `numpy` whatever its version), the id and the peer's name.
+/// One case in a record for `diff`: matched across records by the subjects' library (name
+/// without version, library_keys) or position, the id and the peer's.
 struct Entry {
   std::string subject, peer, id, status, message;
 };
@@ -394,11 +389,7 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
                     regressions.size() == 1 ? "" : "s");
   std::fputs(text.str().c_str(), stdout);
   std::fflush(stdout);
-  if (!cfg.summary_md_path.empty()) {
-    std::ofstream f(cfg.summary_md_path, std::ios::binary);
-    if (!f) throw BadInput{fmt::format("cannot write '{}'", cfg.summary_md_path)};
-    f << md.str();
-  }
+  if (!cfg.summary_md_path.empty()) write_file_atomic(cfg.summary_md_path, md.str());
   return rc;
 }
 

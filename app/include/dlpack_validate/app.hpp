@@ -74,6 +74,10 @@ int run_report(const AppConfig& config, const std::string& record_path);
 /// --bench-baseline, and return the run record holding the "bench" section. Throws BadInput.
 nlohmann::ordered_json run_bench(const AppConfig& config);
 
+/// Writes `text` to `path` through a temporary file and a rename, so no half-written report is
+/// ever left. Throws BadInput when it cannot.
+void write_file_atomic(const std::string& path, const std::string& text);
+
 /// A record made elsewhere (report, merge): judged against cfg's baseline when one is given,
 /// written to every requested output and summarised. Returns its exit code; throws BadInput.
 int finish_record(nlohmann::ordered_json& record, const AppConfig& config);

@@ -61,7 +61,7 @@ void dl_device_cpu(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.device.dl_device_cpu", "dl_device=(1, 0) exports to host memory")
-      .must({"DEV-05"}).python().also_needs(need::producer_protocol)
+      .must({"DEV-05"}).python()
       .needs({need::export_versioned}).proven_by({"no_dl_device_kw"})
       .run(dl_device_cpu);
 }

@@ -20,7 +20,7 @@ void read_only(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.flags.read_only", "a read-only array is exported with READ_ONLY")
-      .should({"FLAG-02"}).python().also_needs(need::producer_protocol)
+      .should({"FLAG-02"}).python()
       .needs({need::export_versioned}).proven_by({"no_read_only_flag"})
       .run(read_only);
 }

@@ -22,7 +22,7 @@ void type_error_free(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.max_version.type_error_free", "well-formed max_version tuples never raise TypeError")
-      .should({"VER-09"}).python().also_needs(need::producer_protocol)
+      .should({"VER-09"}).python()
       .needs({need::export_versioned}).proven_by({"major2_type_error"})
       .run(type_error_free);
 }
@@ -130,7 +130,7 @@ void copy_true(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.copy_true", "copy=True copies and sets IS_COPIED")
-      .must({"KW-03", "FLAG-05"}).python().also_needs(need::producer_protocol)
+      .must({"KW-03", "FLAG-05"}).python()
       .needs({need::copy_keyword}).proven_by({"copy_true_aliases"})
       .run(copy_true);
 }
@@ -158,7 +158,7 @@ void copy_false(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.kw.copy_false", "copy=False on a CPU array is zero-copy, IS_COPIED clear")
-      .must({"KW-04", "FLAG-06"}).python().also_needs(need::producer_protocol)
+      .must({"KW-04", "FLAG-06"}).python()
       .needs({need::export_versioned}).proven_by({"copy_false_copies"})
       .run(copy_false);
 }
@@ -205,7 +205,7 @@ void copy_false_needs_copy(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.kw.copy_false.needs_copy",
           "copy=False where only a copy could serve (dl_device=CPU for device memory) raises BufferError")
-      .must({"KW-04"}).python().also_needs(need::producer_protocol)
+      .must({"KW-04"}).python()
       .needs({need::export_versioned}).proven_by({"copy_false_copies_across_devices"})
       .run(copy_false_needs_copy);
 }

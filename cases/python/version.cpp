@@ -48,7 +48,7 @@ void max_version_own(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.version.max_version_own", "max_version (1,0), (1,99), (2,0) give a versioned tensor of major 1")
-      .should({"VER-07"}).python().also_needs(need::producer_protocol)
+      .should({"VER-07"}).python()
       .needs({need::export_versioned}).proven_by({"major2_type_error"})
       .run(max_version_own);
 }
@@ -73,7 +73,7 @@ void max_version_old_major(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.version.max_version_old_major", "max_version=(0, 8) gives a legacy capsule or BufferError")
-      .should({"VER-08", "ERR-06"}).python().also_needs(need::producer_protocol)
+      .should({"VER-08", "ERR-06"}).python()
       .needs({need::export_versioned}).proven_by({"old_major_versioned"})
       .run(max_version_old_major);
 }

@@ -23,17 +23,16 @@ import re
 
 UNEXPECTED = ("fail", "crash", "timeout", "error")
 
-# How each library makes an array of n elements 0..n-1 of a dtype, shaped: (import, expression).
-# {mod} is the import alias, {dt} the dtype's name, {n} the count, {shape} a tuple.
+# How each library makes an array of n elements 0..n-1 of a dtype, shaped: (import, expression);
+# {dt} is the dtype's name, {n} the count, {shape} a tuple.
 _MAKE = {
-    "numpy": ("import numpy as np", "np.arange({n}).astype(np.{dt}).reshape({shape})", "np"),
-    "torch": ("import torch", "torch.arange({n}).to(torch.{dt}).reshape({shape})", "torch"),
-    "jax": ("import jax.numpy as jnp", "jnp.arange({n}).astype(jnp.{dt}).reshape({shape})", "jnp"),
-    "paddle": ("import paddle", "paddle.arange({n}).astype('{dt}').reshape(list({shape}))", "paddle"),
-    "mlx": ("import mlx.core as mx", "mx.arange({n}).astype(mx.{dt}).reshape({shape})", "mx"),
-    "tensorflow": ("import tensorflow as tf", "tf.reshape(tf.cast(tf.range({n}), tf.{dt}), {shape})", "tf"),
-    "array_api_strict": ("import array_api_strict as xp", "xp.reshape(xp.astype(xp.arange({n}), xp.{dt}), {shape})",
-                         "xp"),
+    "numpy": ("import numpy as np", "np.arange({n}).astype(np.{dt}).reshape({shape})"),
+    "torch": ("import torch", "torch.arange({n}).to(torch.{dt}).reshape({shape})"),
+    "jax": ("import jax.numpy as jnp", "jnp.arange({n}).astype(jnp.{dt}).reshape({shape})"),
+    "paddle": ("import paddle", "paddle.arange({n}).astype('{dt}').reshape(list({shape}))"),
+    "mlx": ("import mlx.core as mx", "mx.arange({n}).astype(mx.{dt}).reshape({shape})"),
+    "tensorflow": ("import tensorflow as tf", "tf.reshape(tf.cast(tf.range({n}), tf.{dt}), {shape})"),
+    "array_api_strict": ("import array_api_strict as xp", "xp.reshape(xp.astype(xp.arange({n}), xp.{dt}), {shape})"),
 }
 _FROM = {
     "numpy": "np.from_dlpack({x})",
@@ -225,7 +224,7 @@ def _make_lines(lib, params, var):
     n = 1
     for s in shape:
         n *= s
-    imp, expr, mod = _MAKE[lib]
+    imp, expr = _MAKE[lib]
     lines = [imp, f"{var} = " + expr.format(n=n, dt=dt, shape=shape)]
     layout = params.get("layout", "contiguous")
     if layout not in ("contiguous", ""):

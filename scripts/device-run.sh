@@ -11,6 +11,11 @@
 #   DLPV_DEVICE_STEPS  which steps to run (default: "build reference ctest peers together bench")
 #   DLPV_STEP_LIMIT    seconds for one step (default 240; the build gets twice that)
 #   DLPV_PEER_ARGS     extra arguments for every python -m validator run
+#   DLPV_DEVICE_TAR    if set, a .tgz of everything under $OUT is rewritten there after each
+#                      step (the device tool returns at most 8 files: this one always comes back)
+# Steps beyond the defaults: kw06 (the validator's KW-06 case on torch next to its confirmation
+# script, and the installed torch's own __dlpack__ source) and stall (N reference runs of the
+# device and stream cases at once, N = 1, 8, 16, each timed, with a process snapshot if slow).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-out-device}"
@@ -23,7 +28,9 @@ PEERS="${DLPV_PEERS:-torch cupy jax numpy}"
 # JAX takes 75% of the GPU's memory in every process that imports it unless told not to; the
 # validator's workers are several processes, so each allocates on demand instead.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
-step() { [[ "$STEPS" == *" $1 "* ]]; }
+step() { snap; [[ "$STEPS" == *" $1 "* ]]; }
+snap() { [ -z "${DLPV_DEVICE_TAR:-}" ] || tar czf "$DLPV_DEVICE_TAR" -C "$OUT" . 2>/dev/null || true; }
+trap snap EXIT
 stamp() { echo "[$(date +%T)] $*"; }
 { nvidia-smi -L; "$PY" --version; "$PY" -c 'import numpy, torch; print("numpy", numpy.__version__, "torch", torch.__version__)'; } \
   > "$OUT/machine.txt" 2>&1
@@ -51,10 +58,43 @@ if step ctest; then
   # The reference and every mutant (e2e.reference + e2e.mutant.*; the emulated runs are
   # skipped: they prove the same rules against the model, this proves them against the GPU).
   # Four at a time: sixteen validator runs at once on one H100 made no progress for over two
-  # minutes (2026-11-24), while each alone takes about 2 s.
+  # minutes (2026-11-24), while each alone takes about 2 s. On an H200 (2026-11-27) sixteen
+  # reference runs of the device and stream cases at once took 7.1 s (the stall step).
   (cd "$BUILD" && timeout "$LIMIT" ctest -j 4 --timeout 60 -R '^e2e\.(reference|mutant\.)' --output-on-failure) \
       > "$OUT/ctest_gpu.txt" 2>&1
   echo "ctest: exit $?"; grep -E "tests passed|UNVERIFIED|PROBLEM|Failed|\*\*\*" "$OUT/ctest_gpu.txt" | head -40
+fi
+if step kw06; then
+  stamp kw06
+  "$PY" -c 'import inspect, torch; print(torch.__version__); print(inspect.getsource(torch.Tensor.__dlpack__))' \
+      > "$OUT/torch_dlpack_source.txt" 2>&1
+  for i in 1 2; do
+    PYTHONPATH="$BUILD/python" timeout 120 "$PY" -m validator torch --filter 'stream.producer.copy_on_stream*' -v \
+        --json "$OUT/kw06_validator_$i.json" > "$OUT/kw06_validator_$i.txt" 2>&1
+    echo "== validator KW-06 try $i: exit $?"; grep -E "copy_on_stream|KW-06" "$OUT/kw06_validator_$i.txt" | head -8
+  done
+  for i in 1 2; do
+    (cd peers/confirm && timeout 60 "$PY" cuda_copy_off_stream.py torch) > "$OUT/kw06_script_$i.txt" 2>&1
+    echo "== script KW-06 try $i: exit $?"; tail -3 "$OUT/kw06_script_$i.txt"
+  done
+fi
+if step stall; then
+  for n in 1 8 16; do
+    stamp "stall: $n at once"
+    t0=$(date +%s.%N)
+    for i in $(seq "$n"); do
+      ( s=$(date +%s.%N); timeout 75 "$V" "$BUILD/tests/libdlpv_reference.so" --filter 'device.*' --filter 'stream.*' \
+          --json "$OUT/stall_${n}_$i.json" > "$OUT/stall_${n}_$i.txt" 2>&1
+        echo "run $i: exit $? in $(awk "BEGIN{print $(date +%s.%N) - $s}") s" >> "$OUT/stall_$n.txt" ) &
+    done
+    for _ in $(seq 20); do [ "$(jobs -r | wc -l)" -gt 0 ] || break; sleep 1; done
+    if [ "$(jobs -r | wc -l)" -gt 0 ]; then
+      { echo "after 20 s:"; ps -eo pid,ppid,stat,etime,time,wchan:32,args | grep -E "dlpack-validat[e]"; nvidia-smi; } \
+        > "$OUT/stall_${n}_snapshot.txt" 2>&1
+    fi
+    wait
+    echo "== $n at once: $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"; sort -t' ' -k2n "$OUT/stall_$n.txt" | tr '\n' ';'; echo
+  done
 fi
 if step peers; then
   for peer in $PEERS; do

@@ -126,30 +126,36 @@ DLPV_CASES {
 }
 
 // KW-06: a copy made for a consumer stream runs on that stream. The validator first blocks
-// its stream with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
-// cannot finish before that kernel does, so reading the copy on another stream right away
-// must not find the final values. (int32, a type no other device case puts on the device, so
-// memory recycled from an earlier case cannot hold the same pattern by chance.)
+// its stream S with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
+// cannot land before that kernel is over, so no read of the copy made on another stream while
+// S is still inside the kernel may find the final values.
 enum class CopyRead { off_stream, on_stream, inconclusive, not_device };
 
-// One try: block the consumer stream for `cycles` GPU clocks, ask for the copy, read it on a
-// second stream, and say what the read shows.
-CopyRead try_copy_on_stream(CaseContext& ctx, uint64_t cycles) {
+// One try: block the consumer stream for `cycles` GPU clocks, ask for a copy of a `dtype`
+// tensor, and read it again and again on a second stream until S is past its kernel.
+// Reading once is not enough: a copy made off S can be asynchronous too (a synchronous
+// host-to-device copy from pageable memory may return before its DMA lands, and on an H200
+// the first read then found the old bytes while later ones found the copy), so the try reads
+// until the kernel's end marker is reached and calls the copy off-stream as soon as one read
+// made wholly inside the kernel finds the final values. Each try uses a dtype no other device
+// case puts on the device (int32, then int16: different bytes), so memory recycled from an
+// earlier case or an earlier try cannot hold the same pattern by chance.
+CopyRead try_copy_on_stream(CaseContext& ctx, uint64_t cycles, DLDataType dtype) {
   const bool versioned = ctx.versioned();
   ScopedStream stream(ctx), other(ctx);
   void* consumer_stream = stream.get();
   void* other_stream = other.get();
-  const DLDataType int32{kDLInt, 32, 1};
-  Request r(int32, {128, 1024}, DLPV_LAYOUT_CONTIGUOUS);
+  Request r(dtype, {128, 1024}, DLPV_LAYOUT_CONTIGUOUS);
   r.req.device = DLDevice{kDLCUDA, 0};
   r.req.stream = stream.handle();
   r.req.flags |= DLPV_REQ_COPY;
+  const std::vector<uint8_t> want = expected_bytes(dtype, r.shape, 0);
   if (!cuda::delay_fill(nullptr, 0, 0, cycles, consumer_stream))
     ctx.harness_error("cannot launch the blocking kernel: " + cuda::last_error());
-  // Marks the end of the blocking kernel. Asked after the read, an unreached marker is
-  // certain evidence that the consumer stream had not got past the kernel, so nothing queued
-  // behind it can have run. (Recording a fresh event after the read and querying it at once,
-  // as stream_idle does, can answer "not ready" on a busy GPU although the stream's work is
+  // Marks the end of the blocking kernel. Asked after a read, an unreached marker is certain
+  // evidence that S had not got past the kernel while the read ran, so nothing queued behind
+  // it can have run. (Recording a fresh event after the read and querying it at once, as
+  // stream_idle does, can answer "not ready" on a busy GPU although the stream's work is
   // done: on an H100 shared by four runs that made the reference plugin fail.)
   struct Marker {
     void* m;
@@ -162,45 +168,46 @@ CopyRead try_copy_on_stream(CaseContext& ctx, uint64_t cycles) {
   struct SyncFirst { ~SyncFirst() { cuda::synchronize_device(); } } sync_first;
   ctx.phase("read");
   const DLTensor& t = e.tensor();
-  const cuda::PointerInfo pi = cuda::pointer_info(static_cast<const char*>(t.data) + t.byte_offset);
+  const char* data = static_cast<const char*>(t.data) + t.byte_offset;
+  const cuda::PointerInfo pi = cuda::pointer_info(data);
   if (!ctx.check(t.device.device_type == kDLCUDA && pi.known && pi.memory_type == 2, "DEV-02",
                  "the copy is CUDA device memory on the requested device", "device memory on cuda:0",
                  fmt::format("{}, {}", device_name(t.device),
                              pi.known ? fmt::format("memory type {}", pi.memory_type) : "not CUDA memory")))
     return CopyRead::not_device;
-  std::vector<uint8_t> got(static_cast<size_t>(128 * 1024) * 4);
-  const bool read = cuda::copy_to_host_async(static_cast<const char*>(t.data) + t.byte_offset, got.data(),
-                                             got.size(), other_stream) && cuda::synchronize(other_stream);
-  const bool blocked = !cuda::marker_reached(kernel_end.m);
-  if (!read) ctx.harness_error("reading on a second stream failed: " + cuda::last_error());
-  if (!blocked) return CopyRead::inconclusive;
-  const bool final_values = describe_mismatch(int32, expected_bytes(int32, r.shape, 0), got).empty();
-  return final_values ? CopyRead::off_stream : CopyRead::on_stream;
+  std::vector<uint8_t> got(want.size());
+  // Bounded by the kernel: the loop ends when S gets past it (or the case's time limit ends
+  // the worker, charged to this phase).
+  for (int reads = 0;; ++reads) {
+    if (!cuda::copy_to_host_async(data, got.data(), got.size(), other_stream) || !cuda::synchronize(other_stream))
+      ctx.harness_error("reading on a second stream failed: " + cuda::last_error());
+    if (cuda::marker_reached(kernel_end.m))  // this read may have run after the kernel: it proves nothing
+      return reads == 0 ? CopyRead::inconclusive : CopyRead::on_stream;
+    if (describe_mismatch(dtype, want, got).empty()) return CopyRead::off_stream;
+  }
 }
 
-// KW-06: a copy made for a consumer stream runs on that stream. The validator first blocks
-// its stream with a long kernel, then asks for a copy (copy=True, stream=S): a copy on S
-// cannot finish before that kernel does, so reading the copy on another stream while S is
-// still inside the kernel must not find the final values. (int32, a type no other device case
-// puts on the device, so memory recycled from an earlier case cannot hold the same pattern by
-// chance.) When the kernel was over before the read (a GPU shared with other work runs it
-// slower or later), the try tells nothing and is made once more with a kernel four times as long.
+// KW-06 (above). When the kernel was over before the first read (a GPU shared with other work
+// runs it slower or later), the try tells nothing and is made once more with a kernel four
+// times as long.
 void copy_on_stream(CaseContext& ctx) {
   need_cuda(ctx, 0);
   cuda::use_device(0);
   CopyRead got = CopyRead::inconclusive;
   // About 0.2 s, then 0.8 s of GPU clock (and of the emulated driver's clock) ahead of the copy.
-  for (uint64_t cycles : {400000000ull, 1600000000ull}) {
-    got = try_copy_on_stream(ctx, cycles);
+  const struct { uint64_t cycles; DLDataType dtype; } tries[] = {{400000000ull, {kDLInt, 32, 1}},
+                                                                 {1600000000ull, {kDLInt, 16, 1}}};
+  for (const auto& a : tries) {
+    got = try_copy_on_stream(ctx, a.cycles, a.dtype);
     if (got != CopyRead::inconclusive) break;
   }
   if (got == CopyRead::not_device) return;
   if (got == CopyRead::inconclusive)
-    ctx.skip("inconclusive: the validator's blocking kernel had already finished when the copy was read (twice)");
+    ctx.skip("inconclusive: the validator's blocking kernel had already finished when the copy was first read (twice)");
   ctx.check(got == CopyRead::on_stream, "KW-06",
             "copy=True with a consumer stream: the copy runs on that stream (behind the work already queued there)",
             "not yet done while the consumer stream is blocked",
-            "already complete: the copy ran off the consumer's stream");
+            "complete while the consumer stream was still blocked: the copy ran off the consumer's stream");
 }
 
 DLPV_CASES {

@@ -36,11 +36,23 @@ ordered_json probe_cuda() {
 namespace {
 /// A result's report area: its first requirement's, "protocol" when it has none or no known one.
 // The requirements a result is charged to: the case's own, or, for a death in a phase that
-// tests another one (CaseContext::phase's `reaches`), that one alone.
+// tests another one (CaseContext::phase's `reaches`), that one alone. A derived requirement
+// (one whose strength says "derived", such as DEL-08: a refused tensor is released exactly
+// once) fails only on its own evidence: a death elsewhere in the case (a consumer that reads a
+// major-0 tensor and faults during import) is charged to the case's other requirements, and
+// the phase that puts the derived one to the test names it itself (phase("release", "DEL-08")).
+bool is_derived(const std::string& id) {
+  const Requirement* q = find_requirement(id);
+  return q && std::string(q->level).find("derived") != std::string::npos;
+}
 std::vector<std::string> charged(const CaseResult& r) {
   const Status s = r.outcome.status;
-  if ((s == Status::crash || s == Status::timeout) && !r.outcome.reached.empty()) return {r.outcome.reached};
-  return r.info->requirements;
+  if (s != Status::crash && s != Status::timeout) return r.info->requirements;
+  if (!r.outcome.reached.empty()) return {r.outcome.reached};
+  std::vector<std::string> own;
+  for (const std::string& id : r.info->requirements)
+    if (!is_derived(id)) own.push_back(id);
+  return own.empty() ? r.info->requirements : own;
 }
 
 std::string area_or_protocol(const std::vector<std::string>& requirements) {

@@ -71,7 +71,7 @@ void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTenso
 
 void judge_refusal_ownership(CaseContext& ctx, MadeTensor& made, const std::string& what) {
   const int by_consumer = made.deleter_calls();
-  ctx.phase("release");
+  ctx.phase("release", "DEL-08");
   const bool versioned = made.versioned() != nullptr;
   if (by_consumer == 0 && made.spec().deleter == DeleterKind::counting)
     call_deleter(versioned ? static_cast<void*>(made.versioned()) : static_cast<void*>(made.legacy()), versioned);

@@ -12,9 +12,12 @@ namespace dlpv::py_shim {
 namespace {
 
 // from_dlpack(probe, copy=True), the probe handing out a separate copy (flagged IS_COPIED
-// when versioned) for copy=True; skips when from_dlpack takes no copy=.
-Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v) {
+// when versioned) for copy=True; skips when from_dlpack takes no copy=. The source lies
+// `misalign` bytes past a 256-byte boundary: a consumer may take another path for data at
+// another alignment (JAX 0.10 imports 64-byte aligned data in place and copies the rest).
+Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v, size_t misalign) {
   MadeSpec spec = home_spec(ps), copied = home_spec(ps);
+  spec.misalign = misalign;
   copied.flags = v ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
   auto copy = MadeTensor::make(copied, v);
   py::dict kw;
@@ -28,27 +31,62 @@ Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v) {
   return f;
 }
 
+// What the imported array shows once the source's bytes are changed under it: "" when it
+// still holds the pattern (a copy), else how it differs. The source is the validator's own
+// memory (contiguous, on the host); its bytes are put back afterwards.
+std::string seen_after_source_write(PythonSubject& ps, Feed& f) {
+  auto* src = reinterpret_cast<uint8_t*>(f.source_address());
+  const size_t nbytes = f.made->expected().size();
+  std::vector<uint8_t> saved(src, src + nbytes);
+  for (size_t i = 0; i < nbytes; ++i) src[i] = static_cast<uint8_t>(~saved[i]);
+  std::string diff = values_differ(ps, f.result.value, *f.made);
+  std::memcpy(src, saved.data(), nbytes);
+  return diff;
+}
+
+// The alignments of the source's data, from dlpack.h's 256 bytes down to the element's own.
+size_t misalign_of(CaseContext& ctx) {
+  const std::string& a = ctx.info().params.at("align");
+  return a == "a256" ? 0 : a == "a64" ? 64 : a == "a16" ? 16 : 4;
+}
+
 void copy_keyword(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
+    const size_t misalign = misalign_of(ctx);
+    const bool host = ps.home_device().device_type == kDLCPU;
     {
-      Feed f = feed_copy_true(ctx, ps, v);
+      Feed f = feed_copy_true(ctx, ps, v, misalign);
       if (!ctx.check(!f.result.raised, "KW-07", "from_dlpack(copy=True) of a CPU tensor succeeds", "an array",
                      f.result.what()))
         return;
-      auto addr = library_address(f.result.value);
-      if (!addr) ctx.skip("the imported array exposes no address (__array_interface__ / data_ptr())");
       const size_t nbytes = f.made->expected().size();
+      // The array API: copy=True means the function "must always copy". Evidence that needs no
+      // address from the library: change the source's bytes and look at the result through the
+      // package's own reader.
+      const std::string before = values_differ(ps, f.result.value, *f.made);
+      ctx.check(before.empty(), "KW-07", "the copy holds the producer's values", "the pattern", before);
+      bool aliased = false;
+      if (host && nbytes > 0 && before.empty()) {
+        const std::string after = seen_after_source_write(ps, f);
+        aliased = !after.empty();
+        ctx.check(!aliased, "KW-07",
+                  "from_dlpack(copy=True) never aliases: writing the source afterwards leaves the result unchanged",
+                  "the result unchanged", "the result changed with the source (it views the producer's memory): " + after);
+      }
+      auto addr = library_address(f.result.value);
       const uintptr_t src = f.source_address();
-      const bool overlaps = *addr < src + nbytes && src < *addr + nbytes;
-      ctx.check(!overlaps, "KW-07", "from_dlpack(copy=True) never aliases the producer's memory",
-                fmt::format("memory disjoint from {:#x}", src), fmt::format("{:#x}", *addr));
-      const std::string diff = values_differ(ps, f.result.value, *f.made);
-      ctx.check(diff.empty(), "KW-07", "the copy holds the producer's values", "the pattern", diff);
+      const bool overlaps = addr && *addr < src + nbytes && src < *addr + nbytes;
+      if (addr)
+        ctx.check(!overlaps, "KW-07", "from_dlpack(copy=True) never aliases the producer's memory",
+                  fmt::format("memory disjoint from {:#x}", src), fmt::format("{:#x}", *addr));
+      else if (!host || nbytes == 0)
+        ctx.skip("the imported array exposes no address (__array_interface__ / data_ptr()) and its source is not "
+                 "host memory the validator can change");
       // SEM-02: writing into the copy leaves the source alone.
       py::object w = ps.adapter().attr("is_writable")(f.result.value);
       // (A consumer that copied and released the source at once leaves no source to compare.)
-      if (!overlaps && !w.is_none() && w.cast<bool>() && nbytes > 0 && ps.home_device().device_type == kDLCPU &&
+      if (addr && !overlaps && !aliased && !w.is_none() && w.cast<bool>() && nbytes > 0 && host &&
           f.made->deleter_calls() == 0) {
         std::memset(reinterpret_cast<void*>(*addr), 0x5A, nbytes);
         std::vector<uint8_t> now;
@@ -63,6 +101,7 @@ void copy_keyword(CaseContext& ctx) {
     }
     {
       MadeSpec spec = home_spec(ps);
+      spec.misalign = misalign;
       py::dict kw;
       kw["copy"] = false;
       Feed f = feed(ctx, ps, spec, v, kw);
@@ -72,9 +111,15 @@ void copy_keyword(CaseContext& ctx) {
                      f.result.text);
       } else {
         auto addr = library_address(f.result.value);
-        if (addr)
+        if (addr) {
           ctx.check(*addr == f.source_address(), "KW-07", "from_dlpack(copy=False) aliases the producer's memory",
                     fmt::format("{:#x}", f.source_address()), fmt::format("{:#x}", *addr));
+        } else if (host && !f.made->expected().empty() && values_differ(ps, f.result.value, *f.made).empty()) {
+          const std::string after = seen_after_source_write(ps, f);
+          ctx.check(!after.empty(), "KW-07",
+                    "from_dlpack(copy=False) aliases: writing the source afterwards shows in the result",
+                    "the result changed with the source", "the result unchanged (a silent copy)");
+        }
       }
       f.settle(ctx);
     }
@@ -82,10 +127,13 @@ void copy_keyword(CaseContext& ctx) {
 }
 
 DLPV_CASES {
+  // python.consumer.kw.copy.a256 ... .a4: the source's data 256-, 64-, 16- or only 4-byte
+  // aligned (float32's own alignment).
   Declare("python.consumer.kw.copy",
-          "from_dlpack(copy=True) never aliases (and may be mutated); copy=False aliases or raises")
+          "from_dlpack(copy=True) never aliases (and may be mutated); copy=False aliases or raises ({align} data)")
       .must({"KW-07", "SEM-02", "DEL-02"}).python()
-      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_copy_ignored"})
+      .combine("align", {"a256", "a64", "a16", "a4"})
+      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_copy_ignored", "consumer_copy_in_place_aligned"})
       .run(copy_keyword);
 }
 
@@ -96,7 +144,7 @@ void forwards_keywords(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
     {
-      Feed f = feed_copy_true(ctx, ps, v);
+      Feed f = feed_copy_true(ctx, ps, v, 0);
       py::object first = first_dlpack_kwargs(f.p());
       const bool forwarded = !first.is_none() && py::dict(first).contains("copy") &&
                              py::dict(first)["copy"].ptr() == Py_True;

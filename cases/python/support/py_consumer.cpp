@@ -14,6 +14,7 @@ namespace dlpv::py_shim {
 // Either way: one call in all. The message says which, and what from_dlpack did.
 void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const std::string& what) {
   const int want = f.handed ? 1 : 0;
+  ctx.phase("release", req);  // a death from here on is evidence about the deleter rule itself
   {
     py::gil_scoped_release nogil;  // a consumer's release thread may need the GIL
     await_calls([&] { return f.deletes(); }, want);

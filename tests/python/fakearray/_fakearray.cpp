@@ -443,7 +443,9 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     if (!stream.is_none()) kw["stream"] = stream;
   }
   kw["max_version"] = py::make_tuple(1, 3);
-  if (!copy.is_none() && !bug("consumer_copy_ignored") && !bug("consumer_copy_not_forwarded")) kw["copy"] = copy;
+  if (!copy.is_none() && !bug("consumer_copy_ignored") && !bug("consumer_copy_not_forwarded") &&
+      !bug("consumer_copy_in_place_aligned"))
+    kw["copy"] = copy;
   // consumer_device_cpu_wraps: device="cpu" is taken as "read whatever comes as host memory".
   g_device_kw_wraps = !device.is_none() && bug("consumer_device_cpu_wraps");
   if (!device.is_none() && !g_device_kw_wraps) kw["dl_device"] = py::make_tuple(1, 0);
@@ -522,7 +524,12 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
       PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor") != 0)
     throw py::error_already_set();
   // copy=True: the producer copied (IS_COPIED) or we copy now.
-  const bool copy_here = (want_copy && !(flags & DLPACK_FLAG_BITMASK_IS_COPIED)) || bug("consumer_always_copies");
+  // consumer_copy_in_place_aligned (as JAX 0.10 does): 64-byte aligned data is imported in
+  // place even under copy=True; only other data is copied.
+  const bool in_place = bug("consumer_copy_in_place_aligned") &&
+                        (reinterpret_cast<uintptr_t>(t->data) + t->byte_offset) % 64 == 0;
+  const bool copy_here =
+      (want_copy && !(flags & DLPACK_FLAG_BITMASK_IS_COPIED) && !in_place) || bug("consumer_always_copies");
   if (bug("consumer_deleter_early")) {  // deletes right after import, still viewing the data
     std::shared_ptr<Array> early = wrap(*t, flags, nullptr, copy_here);
     release();

@@ -50,6 +50,59 @@ DLPV_CASES {
       .run(device_foreign);
 }
 
+// DEV-04 on every device type a consumer may meet: a CPU build of torch 2.13 refuses a kDLCUDA
+// tensor with AssertionError and a kDLOpenCL one with RuntimeError, imports a kDLMetal one,
+// and gives BufferError only for some types (kDLVulkan among them), so one device type
+// proves little. Device types the package declares (its adapter's devices) are not unusable
+// to it and skip; host-accessible types (kDLCUDAHost, kDLCUDAManaged, kDLROCMHost) are not in
+// the family: a CPU consumer may read them.
+struct UnusableDevice {
+  const char* name;
+  int32_t type;
+};
+// (kDLOneAPI = 14 and kDLWebGPU = 15 are from DLPack 0.8 and 1.0: numbers here, since the
+// Debian header is 0.6; 999 is no device type at all.)
+constexpr UnusableDevice kUnusable[] = {{"cuda", kDLCUDA}, {"opencl", kDLOpenCL}, {"metal", kDLMetal},
+                                        {"rocm", kDLROCM}, {"oneapi", 14},        {"webgpu", 15},
+                                        {"undefined", 999}};
+
+void device_unusable(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const std::string& which = ctx.info().params.at("target");
+    int32_t type = 0;
+    for (const auto& u : kUnusable)
+      if (which == u.name) type = u.type;
+    for (const DLDevice& d : ps.devices())
+      if (d.device_type == type)
+        ctx.skip(fmt::format("the package's adapter declares {} as one of its devices: not a device it cannot use",
+                             device_name(d)));
+    const DLDevice dev{static_cast<DLDeviceType>(type), 0};
+    Feed f = feed(ctx, ps, labelled_spec(dev), speaks_versioned(ps));
+    const std::string label = device_name(dev);
+    // PS (the Python specification): a consumer "should raise a BufferError" for a device it
+    // cannot use; the array API's from_dlpack lists BufferError for the same case.
+    if (!f.result.raised) {
+      auto d = device_of(f.result.value);
+      ctx.check(false, "DEV-04", "a tensor on " + label + " is refused by a consumer that cannot use it", "BufferError",
+                "imported it" + (d ? fmt::format(" as device ({}, {})", d->first, d->second) : std::string()));
+    } else {
+      ctx.check(f.result.is("BufferError"), "DEV-04", "a tensor on " + label + " that the consumer cannot use is "
+                "refused with BufferError", "BufferError", f.result.text);
+    }
+    f.settle(ctx);
+    check_deleted_once(ctx, f, "DEL-08", "the refused tensor is deleted exactly once");
+  });
+}
+
+DLPV_CASES {
+  Declare("python.consumer.device.unusable", "a tensor on {target}, a device the consumer does not declare, is refused "
+          "with BufferError and deleted once")
+      .should({"DEV-04", "DEL-08"}).python()
+      .combine("target", {"cuda", "opencl", "metal", "rocm", "oneapi", "webgpu", "undefined"})
+      .needs({need::import_legacy}).proven_by({"consumer_gpu_assertion", "consumer_exception_types"})
+      .run(device_unusable);
+}
+
 void device_same(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     Feed f = feed_plain(ctx, ps);

@@ -517,6 +517,10 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   if (!why.empty()) {
     if (bug("consumer_deletes_on_refusal")) release();
     if (bug("consumer_device_type_error") && t->device.device_type != kDLCPU) raise(PyExc_TypeError, why);
+    // consumer_gpu_assertion (as a CPU build of torch 2.13): an internal assertion for the GPU
+    // device types, BufferError for the rest.
+    if (bug("consumer_gpu_assertion") && (t->device.device_type == kDLCUDA || t->device.device_type == kDLROCM))
+      raise(PyExc_AssertionError, "not compiled with GPU support");
     if (bug("consumer_rejection_value_error") && t->device.device_type == kDLCPU) raise(PyExc_ValueError, why);
     raise(PyExc_BufferError, why);
   }

@@ -148,13 +148,29 @@ void device_query_first(CaseContext& ctx) {
       f.settle(ctx);
     }
     if (with_stream == 0) ctx.check(true, "DEV-09", "no stream was passed without knowing the device (none was passed at all)");
+    // The Python specification: __dlpack__() and __dlpack_device__() "will be called from
+    // within from_dlpack(), to query what device the array is on ... and to access the data".
+    // A consumer that never asks where a CPU tensor lives before taking it (NumPy 2.2-2.4) has
+    // not broken a stream rule, but it has skipped the query this rule asks for.
+    Feed f = stream_feed(ctx, ps, DLDevice{kDLCPU, 0});
+    bool queried = false, exported = false;
+    for (auto call : f.p().calls()) {
+      const std::string name = py::str(py::reinterpret_borrow<py::tuple>(call)[0]);
+      if (name == "__dlpack_device__" && !exported) queried = true;
+      if (name == "__dlpack__") exported = true;
+    }
+    if (exported)
+      ctx.check(queried, "DEV-09", "from_dlpack asks __dlpack_device__ before calling __dlpack__ on a CPU producer",
+                "__dlpack_device__ first", calls_text(f.p()));
+    f.settle(ctx);
   });
 }
 
 DLPV_CASES {
   Declare("python.consumer.device.query_first", "__dlpack_device__ is called before a stream is passed to __dlpack__")
       .should({"DEV-09"}).python()
-      .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_device_query_late"})
+      .needs({need::import_legacy, need::consumer_protocol})
+      .proven_by({"consumer_device_query_late", "consumer_device_never_queried"})
       .run(device_query_first);
 }
 

@@ -431,6 +431,8 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   py::object stream = py::none();
   if (bug("consumer_device_query_late")) {
     kw["stream"] = 1;
+  } else if (bug("consumer_device_never_queried")) {
+    // takes every producer for a CPU one: no device query, no stream (NumPy 2.2-2.4)
   } else {
     py::tuple dev = obj.attr("__dlpack_device__")();
     const int type = dev[0].cast<int>();

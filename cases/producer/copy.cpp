@@ -29,6 +29,14 @@ void zero_copy(CaseContext& ctx) {
               "an export or a BufferError", why);
     return;
   }
+  // A producer that never lends its storage (probed at load) deems a copy necessary for every
+  // export, so its BufferError is the answer the text asks for.
+  const std::string never = ctx.subject().never_lends();
+  if (rc == DLPV_UNSUPPORTED && !never.empty() && why.find("raised BufferError") != std::string::npos) {
+    ctx.check(true, "KW-04", "copy=False is refused with BufferError by a producer that never lends its storage (" +
+                                 never + ")");
+    return;
+  }
   // The text raises BufferError only "in case a copy is deemed necessary": a refusal where none
   // is needed breaks nothing the spec requires, so it is a warning; a copy is a failure.
   if (!ctx.check_as(Severity::should, rc == DLPV_OK && (e.v || e.l), "KW-04",

@@ -146,6 +146,13 @@ void copy_false(CaseContext& ctx) {
     uint64_t flags = 0;
     auto a0 = lib ? lib : capsule_address(plain.value);
     auto a1 = capsule_address(c.value, &flags);
+    // A package that never lends its storage (probed at load) deems a copy necessary for every
+    // export: "raise a BufferError in case a copy is deemed necessary" is its lawful answer.
+    if (!a1 && !ps.never_lends().empty() && c.is("BufferError")) {
+      ctx.check(true, "KW-04", "copy=False is refused with BufferError by a package that never lends its storage (" +
+                                   ps.never_lends() + ")");
+      return;
+    }
     ctx.check(a1.has_value(), "KW-04", "copy=False on a CPU array exports it (no copy is needed)",
               "a 'dltensor_versioned' capsule", c.what());
     if (!a1 || !a0) return;
@@ -220,6 +227,16 @@ void copy_none_zero_copy(CaseContext& ctx) {
     uint64_t flags = 0;
     auto pa = capsule_address(a.value, &flags), pb = capsule_address(b.value);
     if (!pa || !pb) ctx.harness_error("__dlpack__ did not give DLPack capsules: " + a.what());
+    // The array API (__dlpack__, copy): None "must reuse the existing memory buffer if possible
+    // and copy otherwise". A package that never lends its storage (probed at load: it refuses
+    // copy=False, and its default export is a flagged copy) is judged by "copy otherwise".
+    if (!ps.never_lends().empty() && (!lib || *pa != *lib)) {
+      const bool versioned = capsule_name(a.value) == kVersionedName;
+      ctx.check(!versioned || (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "KW-05",
+                "a package that never lends its storage exports a copy, flagged IS_COPIED (" + ps.never_lends() + ")",
+                "bit 1 set", fmt::format("flags = {:#x}", flags));
+      return;
+    }
     if (lib)
       ctx.check(*pa == *lib, "KW-09", "the default export is zero-copy: data + byte_offset is the array's own element 0",
                 fmt::format("{:#x}", *lib), fmt::format("{:#x}", *pa));

@@ -92,19 +92,6 @@ std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, 
   return describe_mismatch(dtype, expected_bytes(dtype, shape, DLPV_LAYOUT_CONTIGUOUS), got);
 }
 
-std::optional<uintptr_t> library_address(py::handle x) {
-  try {
-    if (py::hasattr(x, "__array_interface__"))
-      return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
-    if (py::hasattr(x, "__cuda_array_interface__"))  // CuPy, Numba: a device address
-      return py::dict(x.attr("__cuda_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
-    if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
-  } catch (py::error_already_set&) {
-  } catch (const py::cast_error&) {
-  }
-  return std::nullopt;
-}
-
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {
   py::object a = ps.adapter();
   if (!py::hasattr(a, "current_stream"))

@@ -85,9 +85,6 @@ bool plausible(const void* dl_tensor_addr, const std::vector<int64_t>& shape, DL
                std::string* why);
 /// Elements of a CPU tensor compared with the pattern: "" when equal, else the difference.
 std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype);
-/// The library's own element-0 address, if it exposes one (__array_interface__,
-/// __cuda_array_interface__, data_ptr()).
-std::optional<uintptr_t> library_address(py::handle x);
 
 /// The CUDA stream (device 0) the package computes on, from the adapter's optional
 /// current_stream(); skips the case when the adapter or the machine cannot name one.

@@ -46,6 +46,19 @@ std::string capsule_name(py::handle obj) {
   return n ? std::string(n) : std::string("<NULL>");
 }
 
+std::optional<uintptr_t> library_address(py::handle x) {
+  try {
+    if (py::hasattr(x, "__array_interface__"))
+      return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "__cuda_array_interface__"))  // CuPy, Numba: a device address
+      return py::dict(x.attr("__cuda_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
+  } catch (py::error_already_set&) {
+  } catch (const py::cast_error&) {
+  }
+  return std::nullopt;
+}
+
 void* capsule_pointer(py::handle obj) {
   if (!obj || !PyCapsule_CheckExact(obj.ptr())) return nullptr;
   const char* n = PyCapsule_GetName(obj.ptr());
@@ -103,6 +116,17 @@ py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dty
 py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
   return adapter_.attr("from_dlpack")(obj, **kwargs);
 }
+
+namespace {
+// Exceptions that are no answer to a request but a failure to serve it: the spec's refusals
+// are BufferError (data it cannot express) and the argument errors (TypeError, ValueError);
+// ERR-02 names out-of-memory among the "other failures". A MemoryError for a 3x4 array is never
+// a clean refusal that a case may skip on.
+bool is_failure_not_refusal(const py::error_already_set& e) {
+  return e.matches(PyExc_MemoryError) || e.matches(PyExc_SystemError) || e.matches(PyExc_RecursionError);
+}
+
+}  // namespace
 
 void PythonSubject::probe() {
   const DLDataType f32{kDLFloat, 32, 1};
@@ -191,10 +215,13 @@ void PythonSubject::probe() {
           type_error ? fmt::format("__dlpack__ does not accept max_version ({}): a legacy-only "
                                    "(pre-DLPack 1.0) producer", describe(e))
                      : fmt::format("__dlpack__(max_version=(1, 3)) raised {}", describe(e));
+      const std::string failed = is_failure_not_refusal(e) ? ": a failure, not a refusal (ERR-02), so no versioned "
+                                                             "export could be made to test"
+                                                           : "";
       absent["export_versioned"] =
           type_error ? "legacy-only producer: __dlpack__ does not accept max_version (" + describe(e) +
                            "), so it has no versioned (DLPack >= 1.0) export"
-                     : "__dlpack__(max_version=(1, 3)) raised " + describe(e);
+                     : "__dlpack__(max_version=(1, 3)) raised " + describe(e) + failed;
     }
     try {
       py::object cap = x.attr("__dlpack__")();
@@ -209,19 +236,29 @@ void PythonSubject::probe() {
       load_step("probe.export");
     } catch (py::error_already_set& e) {
       absent["export_legacy"] = "__dlpack__() (max_version=None) raised " + describe(e) +
-                                ": no legacy export (tolerated from March 2025, VER-06)";
+                                (is_failure_not_refusal(e) ? ": a failure, not a refusal (ERR-02), so no legacy export "
+                                                             "could be made to test"
+                                                           : ": no legacy export (tolerated from March 2025, VER-06)");
     }
     // copy= (array API 2023.12): can a copy request be expressed at all?
     try {
       x.attr("__dlpack__")(py::arg("copy") = false);
       info_.capabilities.push_back("copy_keyword");
     } catch (py::error_already_set& e) {
-      if (is_instance_of(e, PyExc_TypeError))
+      if (is_instance_of(e, PyExc_TypeError)) {
         absent["copy_keyword"] = "__dlpack__ takes no copy= keyword (" + describe(e) +
                                  "): a pre-2023.12 signature, so copy requests cannot be made (KW-01 reports it)";
-      else
+      } else {
         info_.capabilities.push_back("copy_keyword");  // it understood the keyword; the cases judge the answer
+        if (is_instance_of(e, PyExc_BufferError) && home_.device_type == kDLCPU) {
+          const std::string refusal = describe(e);
+          probe_never_lends(x);
+          if (!facts_.never_lends.empty()) facts_.never_lends = refusal + "; " + facts_.never_lends;
+        }
+      }
     }
+    if (!facts_.never_lends.empty())
+      info_.notes.push_back("never lends its storage (judged by 'copy otherwise'): " + facts_.never_lends);
     // Exchange API attributes live on the type.
     py::object type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr())));
     if (py::hasattr(type, "__dlpack_c_exchange_api__")) {
@@ -395,6 +432,29 @@ py::object PythonSubject::refusing_probe(DLDevice device) {
 // For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
 // producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
 // called, which a consumer propagates) is the package's own word that it takes no host memory.
+// A CPU array that refused copy=False with BufferError: is its default export a copy? Then the
+// package never lends its storage, and the cases judge it by "copy otherwise". A package whose
+// default export aliases the array (it could have lent) keeps the zero-copy rules.
+void PythonSubject::probe_never_lends(py::handle x) {
+  const std::optional<uintptr_t> own = library_address(x);
+  if (!own) return;  // where the array lives is not known: nothing can be told
+  try {
+    const bool versioned = facts_.producer_versioned;
+    py::object cap = versioned ? x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 3))
+                               : x.attr("__dlpack__")();
+    void* p = capsule_pointer(cap);
+    if (!p) return;
+    const DLTensor& t = versioned ? static_cast<DLManagedTensorVersioned*>(p)->dl_tensor
+                                  : static_cast<DLManagedTensor*>(p)->dl_tensor;
+    const uint64_t flags = versioned ? static_cast<DLManagedTensorVersioned*>(p)->flags : 0;
+    const auto at = reinterpret_cast<uintptr_t>(element0(t));
+    if (at == *own || (versioned && !(flags & DLPACK_FLAG_BITMASK_IS_COPIED))) return;
+    facts_.never_lends = fmt::format("its default export of a plain CPU array is a copy at {:#x} (the array is at "
+                                     "{:#x}){}", at, *own, versioned ? ", flagged IS_COPIED" : "");
+  } catch (py::error_already_set&) {
+  }
+}
+
 void PythonSubject::probe_cpu_refusal() {
   for (const DLDevice& d : devices_)
     if (d.device_type == kDLCPU) return;
@@ -461,8 +521,13 @@ py::dict export_kwargs(const DLPVRequest& req) {
     t_refused_by_adapter = true;                                                                    \
     return DLPV_UNSUPPORTED;                                                                      \
   } catch (py::error_already_set& e) {                                                            \
-    /* Any exception is a refusal of this request; its type is judged by ERR-01/02. */            \
+    /* An exception is a refusal of this request (its type is judged by ERR-01/02), except a      \
+       failure no request can be refused with: out of memory, an interpreter error (ERR-02). */    \
     set_error("__dlpack__ raised " + describe(e));                                                \
+    if (is_failure_not_refusal(e)) {                                                              \
+      set_error("__dlpack__ raised " + describe(e) + ": a failure, not a refusal (ERR-02)");      \
+      return DLPV_ERROR;                                                                          \
+    }                                                                                             \
     return DLPV_UNSUPPORTED;                                                                      \
   } catch (const std::exception& e) {                                                             \
     set_error(e.what());                                                                          \

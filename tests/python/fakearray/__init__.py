@@ -36,6 +36,8 @@ KNOWN_BUGS = frozenset({
     "consumer_gpu_assertion",
     # from_dlpack never calls __dlpack_device__ and passes no stream (NumPy 2.2-2.4): DEV-09
     "consumer_device_never_queried",
+    # every __dlpack__ raises MemoryError: a failure, never a clean refusal (ERR-02)
+    "export_memory_error",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",
@@ -60,6 +62,7 @@ LAWFUL = frozenset({
     "lawful_cpu_work_stream",            # current_work_stream(kDLCPU) is not NULL ("can simply return NULL")
     "lawful_consumer_only",              # its arrays have no __dlpack__: a consumer-only library
     "lawful_producer_only",              # the module has no from_dlpack: a producer-only release
+    "lawful_always_copies",              # storage it cannot lend: every export a flagged copy, copy=False refused
 })
 
 

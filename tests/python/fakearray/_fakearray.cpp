@@ -240,8 +240,20 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     to_host = d == std::pair<int, int>{1, 0} && a.device_type != kDLCPU;
   }
   if (a.big_endian && !bug("exports_big_endian")) raise(PyExc_BufferError, "DLPack only supports native byte order");
+  // export_memory_error: every export fails with MemoryError (an out-of-memory failure is no
+  // refusal: ERR-02).
+  if (bug("export_memory_error")) raise(PyExc_MemoryError, "cannot allocate the export");
   bool do_copy = false;
   if (!copy.is_none()) do_copy = copy.cast<bool>();
+  // lawful_always_copies: storage that cannot be lent (tiled, or immutable): every export is a
+  // copy, flagged IS_COPIED, and copy=False is refused. The array API (__dlpack__, copy): None
+  // "must reuse the existing memory buffer if possible and copy otherwise"; False "must never
+  // copy, and raise a BufferError in case a copy is deemed necessary".
+  if (bug("lawful_always_copies")) {
+    if (!copy.is_none() && !copy.cast<bool>())
+      raise(PyExc_BufferError, "fakearray[lawful_always_copies] cannot lend its storage: copy=False needs a copy");
+    do_copy = true;
+  }
   if (to_host) {
     // The array API (__dlpack__, copy): "If False, the function must never copy, and raise a
     // BufferError in case a copy is deemed necessary".
@@ -692,6 +704,9 @@ void install_exchange_api(py::object cls) {
       bug("xapi_null_from_py_object") ? nullptr : xapi_from_py_object;
   for (const char* n : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"})
     if (py::hasattr(cls, n)) py::delattr(cls, n);
+  // A package whose storage cannot be lent has no non-owning view to give the exchange API's
+  // dltensor_from_py_object, and the table is optional (XAPI-01): lawful_always_copies has none.
+  if (bug("lawful_always_copies")) return;
   py::capsule table(static_cast<void*>(&g_exchange_api), "dlpack_exchange_api");
   if (bug("xapi_int_v12")) {
     cls.attr("__c_dlpack_exchange_api__") = py::int_(reinterpret_cast<uintptr_t>(&g_exchange_api));

@@ -46,6 +46,10 @@ struct Facts {
   /// Why from_dlpack takes no CPU tensors: a package whose adapter declares no CPU device and
   /// whose from_dlpack refused a CPU producer at load without calling its __dlpack__ (CuPy).
   std::string cpu_refusal;
+  /// Why the package is judged as one that never lends its storage (empty when it lends): asked
+  /// copy=False of a plain CPU array it raised BufferError, and its default export of that
+  /// array is a copy (another address; flagged IS_COPIED where versioned).
+  std::string never_lends;
 };
 
 class PythonSubject final : public Subject {
@@ -58,6 +62,7 @@ class PythonSubject final : public Subject {
   std::string refuses_device(DLDevice device) const override {
     return device.device_type == kDLCPU ? facts_.cpu_refusal : std::string();
   }
+  std::string never_lends() const override { return facts_.never_lends; }
   int export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) override;
   int export_legacy(const DLPVRequest& req, DLManagedTensor** out) override;
   int import_versioned(DLManagedTensorVersioned* t, void** out_array) override;
@@ -94,6 +99,7 @@ class PythonSubject final : public Subject {
  private:
   void probe();
   void probe_cpu_refusal();
+  void probe_never_lends(py::handle x);
   bool probe_unasked_versioned();
   py::object refusing_probe(DLDevice device);
   void set_error(const std::string& message);
@@ -124,6 +130,10 @@ std::string exception_type(const py::error_already_set& e);
 /// Validator-side capsule helpers (GIL held).
 std::string capsule_name(py::handle obj);  ///< "" if not a capsule; "<NULL>" if unnamed
 void* capsule_pointer(py::handle obj);     ///< pointer under the capsule's own name, or null
+
+/// The library's own element-0 address of an array, if it exposes one (__array_interface__,
+/// __cuda_array_interface__, data_ptr()).
+std::optional<uintptr_t> library_address(py::handle x);
 
 /// Element-0 address of a CPU tensor (data + byte_offset).
 inline const void* element0(const DLTensor& t) {

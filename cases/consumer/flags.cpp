@@ -17,7 +17,9 @@ void read_only_flag(CaseContext& ctx) {
   ctx.phase("setup");
   auto made = MadeTensor::make(spec, true);
   int rc = 0;
-  void* array = import_made(ctx, *made, true, &rc);
+  // The data lies in read-only pages (MadeTensor): a consumer that writes there dies in this
+  // phase, and the death is FLAG-04's.
+  void* array = import_made(ctx, *made, true, &rc, "FLAG-04");
   if (!array) {
     const std::string error = ctx.subject().last_error();
     judge_refusal_ownership(ctx, *made, "a READ_ONLY tensor");
@@ -40,6 +42,9 @@ void read_only_flag(CaseContext& ctx) {
     ctx.check(writable == 0, "FLAG-04", "the imported array of a READ_ONLY tensor is read-only",
               "is_writable = 0", fmt::format("is_writable = {}", writable));
   release_expecting_one_delete(ctx, array, *made);
+  // dlpack.h: the flag says "the tensor is read only"; the consumer never writes it.
+  ctx.check(!made->read_only_data_written(), "FLAG-04", "the consumer never wrote into the READ_ONLY tensor's memory",
+            "the bytes as made", "changed by the time the deleter ran");
 }
 
 DLPV_CASES {
@@ -47,7 +52,7 @@ DLPV_CASES {
       .should({"FLAG-04", "DEL-02"}).role(Role::consumer)
       .layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
       .needs({need::read_array, need::release_array}).per_kind({StructKind::versioned}).per_sample()
-      .proven_by({"ignore_read_only"})
+      .proven_by({"ignore_read_only", "writes_read_only"})
       .run(read_only_flag);
 }
 

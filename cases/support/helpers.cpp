@@ -194,11 +194,11 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
   return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
 }
 
-void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc) {
+void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc, const std::string& reaches) {
   void* array = nullptr;
   const std::string refused = ctx.subject().refuses_device(t.spec().device);
   if (!refused.empty()) ctx.skip(refused);
-  ctx.phase("import");
+  ctx.phase("import", reaches);
   *rc = versioned ? ctx.subject().import_versioned(t.versioned(), &array)
                   : ctx.subject().import_legacy(t.legacy(), &array);
   return *rc == DLPV_OK ? array : nullptr;

@@ -74,7 +74,8 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 
 /// Import a validator-made tensor. Returns the array, or nullptr when the consumer refused
 /// (return code in *rc).
-void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc);
+/// `reaches`: the requirement a death during the import is charged to, when not the case's own.
+void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc, const std::string& reaches = {});
 
 /// Read an imported array back and compare with the expected bytes; records `requirement`.
 /// `released` (the consumer called the deleter during import): the consumer claims a copy, so a

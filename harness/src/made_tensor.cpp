@@ -122,6 +122,22 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
       return nullptr;
     t.data = static_cast<uint8_t*>(m->device_buffer_) + (static_cast<uint8_t*>(t.data) - (m->buffer_.data() + head));
   }
+  if ((spec.flags & DLPACK_FLAG_BITMASK_READ_ONLY) && !spec.device_memory && !spec.null_data && n > 0) {
+    // READ_ONLY: the consumer may read the data, never write it (dlpack.h: the flag says "the
+    // tensor is read only"). The bytes move to pages of their own that are then made
+    // read-only, so a consumer that writes any value there faults in the phase it wrote in;
+    // buffer_ keeps the bytes as made, to compare with.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t size = m->buffer_.size() - head;
+    m->ro_size_ = (size + page - 1) / page * page;
+    void* block = mmap(nullptr, m->ro_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) return nullptr;
+    std::memcpy(block, m->buffer_.data() + head, size);
+    mprotect(block, m->ro_size_, PROT_READ);
+    m->ro_block_ = block;
+    m->ro_head_ = head;
+    t.data = static_cast<uint8_t*>(block) + (static_cast<uint8_t*>(t.data) - (m->buffer_.data() + head));
+  }
   if (spec.null_data) t.data = nullptr;
   t.device = spec.device;
   t.ndim = static_cast<int32_t>(spec.shape.size());
@@ -167,6 +183,7 @@ MadeTensor::~MadeTensor() {
     live().erase(this);
   }
   if (device_buffer_) cuda::release(static_cast<int>(spec_.device.device_type), device_buffer_);
+  if (ro_block_) munmap(ro_block_, ro_size_);
   if (struct_mmapped_) munmap(struct_block_, struct_block_size_);
   else std::free(struct_block_);
 }
@@ -176,7 +193,13 @@ void MadeTensor::poison() {
   // consumer that still reads the tensor's memory sees garbage, never the pattern (one that
   // copied before releasing still reads its copy); the struct's pointers go to a guard page,
   // and a second deleter call reaches a function that only counts.
+  if (ro_block_)  // what the consumer did to the read-only bytes, before they are poisoned
+    ro_written_at_delete_ = std::memcmp(ro_block_, buffer_.data() + ro_head_, buffer_.size() - ro_head_) != 0;
   std::memset(buffer_.data(), 0xDB, buffer_.size());
+  if (ro_block_) {
+    mprotect(ro_block_, ro_size_, PROT_READ | PROT_WRITE);
+    std::memset(ro_block_, 0xDB, ro_size_);
+  }
   if (device_buffer_ && cuda::use_device(spec_.device.device_id))
     cuda::copy_to_device(device_buffer_, buffer_.data() + device_head_, buffer_.size() - device_head_);
   void* g = guard_address();
@@ -193,6 +216,12 @@ void MadeTensor::poison() {
     legacy_->dl_tensor.shape = static_cast<int64_t*>(g);
     legacy_->dl_tensor.strides = static_cast<int64_t*>(g);
   }
+}
+
+bool MadeTensor::read_only_data_written() const {
+  if (!ro_block_) return false;
+  if (deleter_calls_.load() > 0) return ro_written_at_delete_;
+  return std::memcmp(ro_block_, buffer_.data() + ro_head_, buffer_.size() - ro_head_) != 0;
 }
 
 void MadeTensor::versioned_deleter(DLManagedTensorVersioned* self) {

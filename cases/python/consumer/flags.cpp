@@ -22,13 +22,17 @@ void read_only_flag(CaseContext& ctx) {
                   "writable");
     }
     f.settle(ctx);
+    // The data lay in read-only pages (a write would have killed the import, charged to this
+    // case's FLAG-04); what the deleter found, where the pages could not be protected.
+    ctx.check(!f.made->read_only_data_written(), "FLAG-04", "the consumer never wrote into the READ_ONLY tensor's memory",
+              "the bytes as made", "changed by the time the deleter ran");
   });
 }
 
 DLPV_CASES {
   Declare("python.consumer.flags.read_only", "a READ_ONLY tensor imports as a read-only array")
       .should({"FLAG-04"}).python()
-      .needs({need::import_legacy}).proven_by({"consumer_result_flags"})
+      .needs({need::import_legacy}).proven_by({"consumer_result_flags", "consumer_writes_read_only"})
       .run(read_only_flag);
 }
 

@@ -176,6 +176,10 @@ class MadeTensor {
   int deleter_calls() const { return deleter_calls_.load(); }
   /// The bytes a correct consumer must read back (row-major compact).
   const std::vector<uint8_t>& expected() const { return expected_; }
+  /// A READ_ONLY tensor's host data lies in pages the consumer cannot write (a write faults);
+  /// true when its bytes differ from what was made (now, or when the deleter ran: the deleter
+  /// poisons them afterwards). Always false for other tensors.
+  bool read_only_data_written() const;
   const MadeSpec& spec() const { return spec_; }
 
  private:
@@ -193,6 +197,9 @@ class MadeTensor {
   size_t struct_block_size_ = 0;
   bool struct_mmapped_ = false;
   std::vector<uint8_t> buffer_;
+  void* ro_block_ = nullptr;       ///< READ_ONLY host data: a PROT_READ copy of buffer_ (from ro_head_ on)
+  size_t ro_size_ = 0, ro_head_ = 0;
+  bool ro_written_at_delete_ = false;
   void* device_buffer_ = nullptr;  ///< CUDA copy of buffer_ (from device_head_ on) when spec.device_memory
   size_t device_head_ = 0;         ///< where buffer_'s 256-byte-aligned storage starts
   std::vector<int64_t> shape_, strides_;

@@ -38,6 +38,8 @@ KNOWN_BUGS = frozenset({
     "consumer_device_never_queried",
     # every __dlpack__ raises MemoryError: a failure, never a clean refusal (ERR-02)
     "export_memory_error",
+    # from_dlpack writes (the same value) into a READ_ONLY tensor's data: FLAG-04
+    "consumer_writes_read_only",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",

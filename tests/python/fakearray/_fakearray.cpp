@@ -520,6 +520,14 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     t = &l->dl_tensor;
     release = deleter_of(l);
   }
+  // consumer_writes_read_only: "touches" the first byte of a READ_ONLY tensor (writes the value
+  // it holds back): any write is one too many.
+  int64_t elements = 1;
+  for (int k = 0; k < t->ndim; ++k) elements *= t->shape[k];
+  if (bug("consumer_writes_read_only") && (flags & DLPACK_FLAG_BITMASK_READ_ONLY) && t->data && elements > 0) {
+    volatile auto* first = static_cast<unsigned char*>(t->data) + t->byte_offset;
+    *first = *first;
+  }
   const std::string why = refusal(*t, flags);
   if (!why.empty() && bug("lawful_rename_refuse_delete")) {
     // Lawful: take ownership (rename), then refuse, releasing what it now owns exactly once.

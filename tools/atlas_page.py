@@ -2,7 +2,7 @@
 """tools/atlas_page.py: the DLPack atlas, one static HTML page (and its JSON) from a merged
 sweep record (tools/atlas.py run, or `dlpack-validate report merge` of the shards' sweeps).
 
-  tools/atlas_page.py SWEEP.json --html atlas.html [--json atlas.json] [--confirm-dir peers/confirm]
+  tools/atlas_page.py SWEEP.json --html atlas.html [--json atlas.json]
                       [--baselines baselines/peers] [--repro DIR] [--title T]
 
 Rows are requirements grouped by area; columns are libraries. A cell shows the library's
@@ -69,6 +69,9 @@ def worst(statuses):
     return "untested"
 
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def read_findings(path, out_dir):
     """atlas/findings.tsv: LIBRARY, REQUIREMENT, SCRIPT (from the repository root), SUMMARY."""
     out = []
@@ -84,7 +87,7 @@ def read_findings(path, out_dir):
     return out
 
 
-def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir, findings=()):
+def build(rec, baselines_dir, repro_dir, out_dir, findings=()):
     subjects = rec["subjects"]
     who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
     libraries = {}
@@ -171,8 +174,10 @@ def build(rec, confirm_dir, baselines_dir, repro_dir, out_dir, findings=()):
             links = []
             for c, who_safe in sorted(set(cases)):
                 if (lib, c) in confirm and not any(l.get("case") == c and "script" in l for l in links):
-                    links.append({"case": c, "script": os.path.join(confirm_dir or "peers/confirm",
-                                                                    confirm[(lib, c)].split()[0])})
+                    # confirmed_by names the script from the repository root (peers/confirm/...):
+                    # the link is relative to the page, as the requirement links are.
+                    links.append({"case": c, "script": os.path.relpath(
+                        os.path.join(REPO_ROOT, confirm[(lib, c)].split()[0]), out_dir)})
                 for path in repro.get((c, who_safe), []):
                     links.append({"case": c, "repro": path})
             for f in findings:
@@ -342,7 +347,6 @@ def main():
     ap.add_argument("sweep")
     ap.add_argument("--html", required=True)
     ap.add_argument("--json")
-    ap.add_argument("--confirm-dir", default="peers/confirm")
     ap.add_argument("--baselines", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                         "baselines", "peers"))
     ap.add_argument("--repro", help="the reproducers' folder (tools/atlas.py run --repro: OUT/repro)")
@@ -360,7 +364,7 @@ def main():
         sys.stderr.write(f"atlas_page: error: {a.sweep} is not a dlpack-validate run record\n")
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
-    atlas = build(rec, a.confirm_dir, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
+    atlas = build(rec, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     req_doc = a.requirements_doc or os.path.relpath(os.path.join(root, "docs", "requirements.md"), out_dir)
     page = render(atlas, a.title, req_doc)

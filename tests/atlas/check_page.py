@@ -99,6 +99,15 @@ def main():
     site = ROOT / "atlas" / "site" / "index.html"  # the full sweep's page, checked in
     if site.exists() and site.stat().st_size >= 1 << 20:
         browser.fail(f"atlas/site/index.html is {site.stat().st_size} bytes (budget: under 1 MB)")
+    # every link to a file of this repository resolves from where the page lies (the checked-in
+    # page once linked its confirming scripts as peers/confirm/peers/confirm/...)
+    import re
+    for where in (site,):  # (the made-up sweep above names made-up scripts)
+        if not where.exists():
+            continue
+        for href in sorted(set(re.findall(r"href='([^'#:]+\.(?:py|md))", where.read_text()))):
+            if not (where.parent / href).resolve().is_file():
+                browser.fail(f"{where.name} links {href}, which does not resolve from {where.parent}")
     if "`" in page.read_text():
         browser.fail("raw backticks in the page")
     binary = browser.find_chromium()

@@ -40,6 +40,13 @@ KNOWN_BUGS = frozenset({
     "export_memory_error",
     # from_dlpack writes (the same value) into a READ_ONLY tensor's data: FLAG-04
     "consumer_writes_read_only",
+    # only some inputs (python.input.*): >= 1 Ki non-compact elements read as compact; another
+    # thread's import leaks; two imports alive at once share one release slot
+    "consumer_large_strides_ignored", "consumer_thread_affine", "consumer_shared_release",
+    # rank >= 4 exports with the last two strides swapped; another thread's export one element late
+    "export_rank4_strides_swapped", "export_thread_affine",
+    # broad producer slips: strides in bytes; a 0-d array as shape (1,); uint8/bool as kDLInt
+    "export_strides_in_bytes", "export_scalar_as_1d", "export_narrow_int_signed",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",

@@ -75,6 +75,10 @@ unsigned char* element0(const Array& a) { return a.buf->data + a.offset; }
 
 // ---- producer: managed tensors ------------------------------------------------------------
 
+// The thread that loaded the module (the array API says nothing of threads: a library works
+// on any thread that holds the GIL).
+const std::thread::id g_loading_thread = std::this_thread::get_id();
+
 struct Ctx {
   std::shared_ptr<Buffer> keep;  // the data lives until the deleter runs (DEL-05)
   std::vector<int64_t> shape, strides;
@@ -156,6 +160,28 @@ M* new_managed(const Array& a, bool copy) {
   t.dtype = a.dtype;
   t.shape = ctx->shape.data();
   t.strides = ctx->strides.data();
+  // export_strides_in_bytes: the classic slip, strides counted in bytes (elements of more than
+  // one byte only); export_scalar_as_1d: a 0-d array goes out as shape (1,);
+  // export_narrow_int_signed: 8-bit unsigned and bool elements go out as kDLInt.
+  if (bug("export_strides_in_bytes"))
+    for (auto& st : ctx->strides) st *= static_cast<int64_t>(itemsize(a));
+  if (bug("export_scalar_as_1d") && a.shape.empty()) {
+    ctx->shape = {1};
+    ctx->strides = {1};
+    t.ndim = 1;
+    t.shape = ctx->shape.data();
+    t.strides = ctx->strides.data();
+  }
+  if (bug("export_narrow_int_signed") && t.dtype.bits == 8 && (t.dtype.code == kDLUInt || t.dtype.code == 6))
+    t.dtype.code = kDLInt;
+  // export_rank4_strides_swapped: a tensor of rank 4 or more goes out with the strides of its
+  // last two dimensions swapped (a layout bug only rank >= 4 reaches).
+  if (bug("export_rank4_strides_swapped") && t.ndim >= 4)
+    std::swap(ctx->strides[static_cast<size_t>(t.ndim) - 1], ctx->strides[static_cast<size_t>(t.ndim) - 2]);
+  // export_thread_affine: exported on a thread other than the one that loaded the module, the
+  // tensor starts one element late.
+  if (bug("export_thread_affine") && std::this_thread::get_id() != g_loading_thread && t.data)
+    t.byte_offset = itemsize(a);
   m->manager_ctx = ctx;
   m->deleter = &delete_managed<M>;
   std::lock_guard<std::mutex> lock(g_live_mutex);
@@ -561,7 +587,26 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     release();
     return array_object(std::move(early));
   }
-  return array_object(wrap(*t, flags, std::move(release), copy_here));
+  // consumer_large_strides_ignored: a tensor of 1,024 elements or more is read as if compact,
+  // whatever its strides say (a fast path taken only above a size threshold).
+  DLTensor seen = *t;  // (the producer's struct is read, never written)
+  std::vector<int64_t> compact(static_cast<size_t>(t->ndim), 1);
+  if (bug("consumer_large_strides_ignored") && elements >= 1024 && t->strides) {
+    for (int k = t->ndim - 1; k > 0; --k) compact[static_cast<size_t>(k) - 1] = compact[static_cast<size_t>(k)] * t->shape[k];
+    seen.strides = compact.data();
+  }
+  // consumer_thread_affine: on a thread other than the loading one the release is dropped, so
+  // the producer's deleter never runs (a leak).
+  if (bug("consumer_thread_affine") && std::this_thread::get_id() != g_loading_thread) release = nullptr;
+  // consumer_shared_release: one release slot for the whole module: an array calls the release
+  // of the most recent import, so two imports alive at once release the second twice and the
+  // first never (a bug only a second import while the first lives reaches).
+  if (bug("consumer_shared_release")) {
+    static std::shared_ptr<std::function<void()>> last;
+    last = std::make_shared<std::function<void()>>(std::move(release));
+    release = [] { if (last && *last) (*last)(); };
+  }
+  return array_object(wrap(seen, flags, std::move(release), copy_here));
 }
 
 // ---- the exchange API (DLPack 1.3): one static table --------------------------------------

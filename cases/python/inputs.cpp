@@ -1,0 +1,227 @@
+// cases/python/inputs.cpp: python.input.*: the inputs libraries really meet, not float32 3x4 on
+// the loading thread. One declared input space per side, covered pairwise (every pair of values
+// of two axes meets in at least one case; the ids name the values):
+//   dtype   float32, int16, uint8, float64, bool, complex64, bfloat16
+//   layout  contiguous, fortran, strided, offset (byte_offset), reversed (a negative stride),
+//           broadcast (a zero stride)
+//   size    scalar (0-d), small (2x3x4), k (32x64: 2,048 elements), m (16x16x64x64: 1 Mi, rank 4)
+//   align   (consumer) the data 256, 64 or 16 bytes past a 256-byte boundary, or 1 (odd)
+//   thread  the loading thread, or another thread (holding the GIL as any Python thread does)
+//   repeat  once, or again (consumer: a second import of the same spec while the first lives,
+//           released in the order made; producer: two exports of one array alive at once)
+// Consumer side: from_dlpack of a validator-made tensor reads its values (LAYOUT-01: "the data
+// ... must be interpreted" through shape, strides and byte_offset) and deletes it once after the
+// result dies (DEL-02). A refusal is the consumer's right for an optional element type or
+// layout (consumer.layout.* and consumer.refuse.* judge refusals): it is a skip that quotes it.
+// Producer side: __dlpack__ of the package's own array describes its values (LAYOUT-07) and
+// every capsule is its own (CAP-10).
+// SPDX-License-Identifier: Apache-2.0
+#include <thread>
+
+#include "python/support/py_consumer.hpp"
+#include "python/support/py_producer.hpp"
+
+namespace dlpv::py_shim {
+namespace {
+
+std::vector<int64_t> dims_of(const std::string& size) {
+  if (size == "scalar") return {};
+  if (size == "small") return {2, 3, 4};
+  if (size == "k") return {32, 64};
+  return {16, 16, 64, 64};  // m: 1 Mi elements, rank 4
+}
+
+uint32_t layout_of(const std::string& layout) {
+  const std::optional<uint32_t> l = layout_from_name(layout);
+  return l ? *l : static_cast<uint32_t>(DLPV_LAYOUT_CONTIGUOUS);
+}
+
+size_t misalign_of(const std::string& align) {
+  return align == "a256" ? 0 : align == "a64" ? 64 : align == "a16" ? 16 : 1;
+}
+
+// Run `f` on the loading thread or on a thread of its own (which takes the GIL, as any Python
+// thread does), and wait for it.
+template <class F>
+void on_thread(bool other, F&& f) {
+  if (!other) {
+    f();
+    return;
+  }
+  py::gil_scoped_release nogil;
+  std::thread t([&] {
+    py::gil_scoped_acquire gil;
+    f();
+  });
+  t.join();
+}
+
+// Imports of tensors built from `spec`, `count` of them alive at once (repeat "again": two),
+// then released in the order made: each shows the tensor's values and is deleted once.
+void import_alive(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool other_thread,
+                  const std::string& what, int count) {
+  const bool versioned = speaks_versioned(ps);
+  std::vector<Feed> feeds(static_cast<size_t>(count));
+  for (Feed& f : feeds) {
+    on_thread(other_thread, [&] { f = feed(ctx, ps, spec, versioned); });
+    if (f.result.raised) {
+      for (Feed& g : feeds) if (g.probe) g.settle(ctx);
+      check_deleted_once(ctx, f, "DEL-08", "a refused tensor (" + what + ") is deleted exactly once");
+      ctx.skip("the consumer refused " + what + ": " + f.result.text);
+    }
+  }
+  ctx.phase("read");
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    std::string diff;
+    on_thread(other_thread, [&] { diff = values_differ(ps, feeds[i].result.value, *feeds[i].made); });
+    ctx.check(diff.empty(), "LAYOUT-01", fmt::format("the imported array holds the tensor's elements: {}{}", what,
+                                                     i ? " (the second import, the first still alive)" : ""),
+              "the pattern", diff);
+  }
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    feeds[i].settle(ctx);
+    check_deleted_once(ctx, feeds[i], "DEL-02", fmt::format("the tensor ({}{}) is deleted exactly once after its array "
+                                                            "dies", what, i ? ", the second import" : ""));
+  }
+}
+
+void consumer_input(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const auto& p = ctx.info().params;
+    if (ps.home_device().device_type != kDLCPU)
+      ctx.skip("the package's home device is " + device_name(ps.home_device()) +
+               ": these inputs are host memory (the device.consumer.* cases feed its own device)");
+    MadeSpec spec = home_spec(ps);
+    spec.dtype = *dtype_from_name(p.at("dtype"));
+    spec.shape = dims_of(p.at("size"));
+    const std::string layout = p.at("layout");
+    if (layout == "offset") spec.extra_byte_offset = 64;
+    else spec.layout = layout_of(layout);
+    spec.misalign = misalign_of(p.at("align"));
+    const bool other_thread = p.at("thread") == "other";
+    const std::string what = fmt::format("a {} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}",
+                                         p.at("dtype"), layout, element_count(spec.shape), spec.misalign,
+                                         other_thread ? ", imported on another thread" : "");
+    import_alive(ctx, ps, spec, other_thread, what, p.at("repeat") == "again" ? 2 : 1);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.input.consumer", "from_dlpack reads a {dtype} {layout} {size} tensor ({align} data, {thread} "
+          "thread, {repeat}) right and deletes it once")
+      .must({"LAYOUT-01", "DEL-02", "DEL-08"}).python()
+      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
+      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
+      .combine("size", {"scalar", "small", "k", "m"})
+      .combine("align", {"a256", "a64", "a16", "odd"})
+      .combine("thread", {"loading", "other"})
+      .combine("repeat", {"once", "again"})
+      .pairwise()
+      .needs({need::import_legacy})
+      .proven_by({"consumer_large_strides_ignored", "consumer_thread_affine", "consumer_shared_release",
+                  "consumer_deleter_early"})
+      .run(consumer_input);
+}
+
+// "(16, 16, 64, 64)", "()" for 0-d.
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string out = "(";
+  for (size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + std::to_string(d[i]);
+  return out + (d.size() == 1 ? ",)" : ")");
+}
+
+// The exported tensor's elements against the array's: the adapters fill arrays in the layout's
+// logical pattern (a broadcast array repeats its first row).
+std::string export_mismatch(const DLTensor& t, const std::vector<int64_t>& dims, DLDataType dtype,
+                            const std::string& layout) {
+  std::vector<uint8_t> got;
+  std::string why;
+  if (!gather_elements(t, got, why)) return why;
+  return describe_mismatch(dtype, expected_bytes(dtype, dims, layout_of(layout)), got);
+}
+
+// One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read
+// the array's values.
+void producer_input(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    const auto& p = ctx.info().params;
+    const DLDataType dtype = *dtype_from_name(p.at("dtype"));
+    const std::vector<int64_t> dims = dims_of(p.at("size"));
+    const std::string layout = p.at("layout");
+    const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
+    if (ps.home_device().device_type != kDLCPU)
+      ctx.skip("the package's home device is " + device_name(ps.home_device()) +
+               ": the values of its exports are not host memory to read here");
+    py::object x;
+    try {
+      x = ps.make(dims, dtype, layout);
+    } catch (const PythonSubject::NotImplemented& n) {
+      ctx.skip("the package cannot make a " + p.at("dtype") + " " + layout + " array here: " + n.reason);
+    }
+    const py::dict kw = newest_kwargs(ps);
+    ctx.phase("export");
+    Call a, b;
+    on_thread(other_thread, [&] {
+      a = call_dlpack(x, kw);
+      if (again) b = call_dlpack(x, kw);
+    });
+    const std::string what = fmt::format("a {} {} array of {} elements{}", p.at("dtype"), layout, element_count(dims),
+                                         other_thread ? ", exported on another thread" : "");
+    if (a.raised) ctx.skip("__dlpack__ refused " + what + ": " + a.text + " (python.request.* and "
+                           "producer.tensor.* judge refusals)");
+    ctx.phase("inspect");
+    const DLTensor* t = capsule_tensor(a.value);
+    if (!ctx.check(t != nullptr, "CAP-01", "__dlpack__ returns a DLPack capsule", "a DLPack capsule", a.what())) return;
+    const std::vector<int64_t> got_dims = t->shape ? std::vector<int64_t>(t->shape, t->shape + t->ndim)
+                                                   : std::vector<int64_t>(static_cast<size_t>(std::max(t->ndim, 0)), -1);
+    if (!ctx.check(got_dims == dims, "LAYOUT-05", "ndim and shape are the array's: " + what, dims_text(dims),
+                   dims_text(got_dims)))
+      return;
+    const char* dtype_req = dtype.code == DLPV_CODE_BOOL      ? "DTYPE-11"
+                            : dtype.code == DLPV_CODE_COMPLEX ? "DTYPE-10"
+                                                              : "DTYPE-02";
+    if (!ctx.check(t->dtype.code == dtype.code && t->dtype.bits == dtype.bits && t->dtype.lanes == dtype.lanes, dtype_req,
+                   "dtype is the DLPack encoding of the array's element type: " + what, dtype_name(dtype),
+                   fmt::format("({}, {}, {})", t->dtype.code, t->dtype.bits, t->dtype.lanes)))
+      return;
+    const std::string diff = export_mismatch(*t, dims, dtype, layout);
+    ctx.check(diff.empty(), "LAYOUT-07",
+              "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
+    if (!again) return;
+    if (b.raised) {
+      ctx.check(false, "CAP-10", "a second export of the same array succeeds as the first did", "a capsule", b.text);
+      return;
+    }
+    const DLTensor* u = capsule_tensor(b.value);
+    ctx.check(u != nullptr && u != t && capsule_pointer(b.value) != capsule_pointer(a.value), "CAP-10",
+              "two exports of one array alive at once are distinct capsules with distinct managed tensors",
+              "distinct", "the same managed tensor");
+    if (u) {
+      const std::string diff2 = export_mismatch(*u, dims, dtype, layout);
+      ctx.check(diff2.empty(), "LAYOUT-07", "the second export reads the same values: " + what, "the pattern", diff2);
+    }
+    // The two die in the order they were made in reverse (the first last).
+    b = Call();
+    a = Call();
+    gc_collect(ctx);
+  });
+}
+
+DLPV_CASES {
+  Declare("python.input.producer", "__dlpack__ of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
+          "describes its values")
+      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01"}).python()
+      .also_needs(need::producer_protocol)
+      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
+      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
+      .combine("size", {"scalar", "small", "k", "m"})
+      .combine("thread", {"loading", "other"})
+      .combine("repeat", {"once", "again"})
+      .pairwise()
+      .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
+                  "export_scalar_as_1d", "export_narrow_int_signed"})
+      .run(producer_input);
+}
+
+}  // namespace
+}  // namespace dlpv::py_shim

@@ -79,8 +79,11 @@ MadeSpec home_spec(PythonSubject& ps);
 MadeSpec labelled_spec(DLDevice device);
 
 /// from_dlpack(probe, **kwargs) of a tensor built from `spec`; `tweak` adjusts the probe.
+/// `reaches`: the requirement a death during the import is charged to (a tensor on a device the
+/// package does not declare reaches DEV-04 whatever is given).
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
-          py::dict kwargs = py::dict(), const std::function<void(ProbeConfig&)>& tweak = {});
+          py::dict kwargs = py::dict(), const std::function<void(ProbeConfig&)>& tweak = {},
+          const std::string& reaches = {});
 /// feed() of the home-device tensor, in the capsule kind the consumer speaks.
 Feed feed_plain(CaseContext& ctx, PythonSubject& ps, py::dict kwargs = py::dict());
 /// A probe labelled with `device` (host memory under the label): which streams it was given.

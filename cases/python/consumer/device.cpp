@@ -77,8 +77,19 @@ void device_unusable(CaseContext& ctx) {
         ctx.skip(fmt::format("the package's adapter declares {} as one of its devices: not a device it cannot use",
                              device_name(d)));
     const DLDevice dev{static_cast<DLDeviceType>(type), 0};
-    Feed f = feed(ctx, ps, labelled_spec(dev), speaks_versioned(ps));
+    const MadeSpec spec = labelled_spec(dev);
+    Feed f = feed(ctx, ps, spec, speaks_versioned(ps));
     const std::string label = device_name(dev);
+    // Real device memory (a CUDA device on this machine) that the consumer imports and reads
+    // back right: it can use the device after all (JAX on a GPU machine, whose adapter declares
+    // only the CPU). Under a label alone (no such device here) an import proves nothing.
+    if (!f.result.raised && spec.device_memory && values_differ(ps, f.result.value, *f.made).empty()) {
+      ctx.check(true, "DEV-04", "the consumer uses " + label + ": it imported a tensor in that device's memory and "
+                                "read its values back (its adapter does not declare the device)");
+      f.settle(ctx);
+      check_deleted_once(ctx, f, "DEL-02", "the imported tensor is deleted exactly once after its array dies");
+      return;
+    }
     // PS (the Python specification): a consumer "should raise a BufferError" for a device it
     // cannot use; the array API's from_dlpack lists BufferError for the same case.
     if (!f.result.raised) {
@@ -97,7 +108,7 @@ void device_unusable(CaseContext& ctx) {
 DLPV_CASES {
   Declare("python.consumer.device.unusable", "a tensor on {target}, a device the consumer does not declare, is refused "
           "with BufferError and deleted once")
-      .should({"DEV-04", "DEL-08"}).python()
+      .should({"DEV-04", "DEL-08", "DEL-02"}).python()
       .combine("target", {"cuda", "opencl", "metal", "rocm", "oneapi", "webgpu", "undefined"})
       .needs({need::import_legacy}).proven_by({"consumer_gpu_assertion", "consumer_exception_types"})
       .run(device_unusable);

@@ -1,4 +1,4 @@
-// cases/python/inputs.cpp: python.input.*: the inputs libraries really meet, not float32 3x4 on
+// cases/python/input.cpp: python.input.*: the inputs libraries really meet, not float32 3x4 on
 // the loading thread. One declared input space per side, covered pairwise (every pair of values
 // of two axes meets in at least one case; the ids name the values):
 //   dtype   float32, int16, uint8, float64, bool, complex64, bfloat16

@@ -347,11 +347,9 @@ def main():
     ap.add_argument("sweep")
     ap.add_argument("--html", required=True)
     ap.add_argument("--json")
-    ap.add_argument("--baselines", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                        "baselines", "peers"))
+    ap.add_argument("--baselines", default=os.path.join(REPO_ROOT, "baselines", "peers"))
     ap.add_argument("--repro", help="the reproducers' folder (tools/atlas.py run --repro: OUT/repro)")
-    ap.add_argument("--findings", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                       "atlas", "findings.tsv"),
+    ap.add_argument("--findings", default=os.path.join(REPO_ROOT, "atlas", "findings.tsv"),
                     help="confirmed history findings, each with its script (default atlas/findings.tsv)")
     ap.add_argument("--title", default="The DLPack atlas")
     ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
@@ -365,8 +363,7 @@ def main():
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
     atlas = build(rec, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    req_doc = a.requirements_doc or os.path.relpath(os.path.join(root, "docs", "requirements.md"), out_dir)
+    req_doc = a.requirements_doc or os.path.relpath(os.path.join(REPO_ROOT, "docs", "requirements.md"), out_dir)
     page = render(atlas, a.title, req_doc)
     with open(a.html, "w", encoding="utf-8") as f:
         f.write(page)

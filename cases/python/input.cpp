@@ -38,10 +38,6 @@ uint32_t layout_of(const std::string& layout) {
   return l ? *l : static_cast<uint32_t>(DLPV_LAYOUT_CONTIGUOUS);
 }
 
-size_t misalign_of(const std::string& align) {
-  return align == "a256" ? 0 : align == "a64" ? 64 : align == "a16" ? 16 : 1;
-}
-
 // Run `f` on the loading thread or on a thread of its own (which takes the GIL, as any Python
 // thread does), and wait for it.
 template <class F>
@@ -191,7 +187,7 @@ void consumer_input(CaseContext& ctx) {
     if (ps.home_device().device_type != kDLCPU)
       ctx.skip("the package's home device is " + device_name(ps.home_device()) +
                ": these inputs are host memory (the device.consumer.* cases feed its own device)");
-    const Input in{p.at("dtype"), p.at("layout"), dims_of(p.at("size")), misalign_of(p.at("align")),
+    const Input in{p.at("dtype"), p.at("layout"), dims_of(p.at("size")), misalign_named(p.at("align")),
                    p.at("thread") == "other"};
     import_alive(ctx, ps, in, p.at("repeat") == "again" ? 2 : 1);
   });
@@ -219,16 +215,6 @@ std::string dims_text(const std::vector<int64_t>& d) {
   std::string out = "(";
   for (size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + std::to_string(d[i]);
   return out + (d.size() == 1 ? ",)" : ")");
-}
-
-// The exported tensor's elements against the array's: the adapters fill arrays in the layout's
-// logical pattern (a broadcast array repeats its first row).
-std::string export_mismatch(const DLTensor& t, const std::vector<int64_t>& dims, DLDataType dtype,
-                            const std::string& layout) {
-  std::vector<uint8_t> got;
-  std::string why;
-  if (!gather_elements(t, got, why)) return why;
-  return describe_mismatch(dtype, expected_bytes(dtype, dims, layout_of(layout)), got);
 }
 
 // One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read
@@ -275,7 +261,7 @@ void producer_input(CaseContext& ctx) {
                    "dtype is the DLPack encoding of the array's element type: " + what, dtype_name(dtype),
                    fmt::format("({}, {}, {})", t->dtype.code, t->dtype.bits, t->dtype.lanes)))
       return;
-    const std::string diff = export_mismatch(*t, dims, dtype, layout);
+    const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout));
     ctx.check(diff.empty(), "LAYOUT-07",
               "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
     if (!again) return;
@@ -288,7 +274,7 @@ void producer_input(CaseContext& ctx) {
               "two exports of one array alive at once are distinct capsules with distinct managed tensors",
               "distinct", "the same managed tensor");
     if (u) {
-      const std::string diff2 = export_mismatch(*u, dims, dtype, layout);
+      const std::string diff2 = data_mismatch(*u, dims, dtype, layout_of(layout));
       ctx.check(diff2.empty(), "LAYOUT-07", "the second export reads the same values: " + what, "the pattern", diff2);
     }
     // The two die in the order they were made in reverse (the first last).

@@ -193,8 +193,7 @@ void MadeTensor::poison() {
   // consumer that still reads the tensor's memory sees garbage, never the pattern (one that
   // copied before releasing still reads its copy); the struct's pointers go to a guard page,
   // and a second deleter call reaches a function that only counts.
-  if (ro_block_)  // what the consumer did to the read-only bytes, before they are poisoned
-    ro_written_at_delete_ = std::memcmp(ro_block_, buffer_.data() + ro_head_, buffer_.size() - ro_head_) != 0;
+  if (ro_block_) ro_written_at_delete_ = ro_bytes_changed();  // before the bytes are poisoned
   std::memset(buffer_.data(), 0xDB, buffer_.size());
   if (ro_block_) {
     mprotect(ro_block_, ro_size_, PROT_READ | PROT_WRITE);
@@ -220,7 +219,10 @@ void MadeTensor::poison() {
 
 bool MadeTensor::read_only_data_written() const {
   if (!ro_block_) return false;
-  if (deleter_calls_.load() > 0) return ro_written_at_delete_;
+  return deleter_calls_.load() > 0 ? ro_written_at_delete_ : ro_bytes_changed();
+}
+
+bool MadeTensor::ro_bytes_changed() const {
   return std::memcmp(ro_block_, buffer_.data() + ro_head_, buffer_.size() - ro_head_) != 0;
 }
 

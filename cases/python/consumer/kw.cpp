@@ -44,16 +44,10 @@ std::string seen_after_source_write(PythonSubject& ps, Feed& f) {
   return diff;
 }
 
-// The alignments of the source's data, from dlpack.h's 256 bytes down to the element's own.
-size_t misalign_of(CaseContext& ctx) {
-  const std::string& a = ctx.info().params.at("align");
-  return a == "a256" ? 0 : a == "a64" ? 64 : a == "a16" ? 16 : 4;
-}
-
 void copy_keyword(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const bool v = speaks_versioned(ps);
-    const size_t misalign = misalign_of(ctx);
+    const size_t misalign = misalign_named(ctx.info().params.at("align"));
     const bool host = ps.home_device().device_type == kDLCPU;
     {
       Feed f = feed_copy_true(ctx, ps, v, misalign);

@@ -85,11 +85,11 @@ bool plausible(const void* addr, const std::vector<int64_t>& shape, DLDataType d
   return true;
 }
 
-std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype) {
+std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype, uint32_t layout) {
   std::vector<uint8_t> got;
   std::string why;
   if (!gather_elements(t, got, why)) return why;
-  return describe_mismatch(dtype, expected_bytes(dtype, shape, DLPV_LAYOUT_CONTIGUOUS), got);
+  return describe_mismatch(dtype, expected_bytes(dtype, shape, layout), got);
 }
 
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {

@@ -83,8 +83,10 @@ Taken take(CaseContext& ctx, py::handle cap, const char* req);
 /// Whether `t` looks like the (3, 4) float32 tensor asked for (fields read defensively).
 bool plausible(const void* dl_tensor_addr, const std::vector<int64_t>& shape, DLDataType dtype,
                std::string* why);
-/// Elements of a CPU tensor compared with the pattern: "" when equal, else the difference.
-std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype);
+/// Elements of a CPU tensor compared with the pattern of `layout` (a broadcast array repeats its
+/// first row): "" when equal, else the difference.
+std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype,
+                          uint32_t layout = DLPV_LAYOUT_CONTIGUOUS);
 
 /// The CUDA stream (device 0) the package computes on, from the adapter's optional
 /// current_stream(); skips the case when the adapter or the machine cannot name one.

@@ -64,14 +64,14 @@ class Subject {
   /// a bit a plugin does not declare (dlpv_request_flags). Such a refusal is a skip, never a
   /// verdict on the library; last_error() says which.
   virtual bool refused_by_validator() const { return false; }
-  /// Why this subject's consumer takes no tensors on `device`, as its load-time probe found it
-  /// (a CUDA-only library refusing host memory); "" when nothing was found. Consumer cases on
-  /// such a device are skips that say so: DEV-04 allows the refusal.
   /// Non-empty (the evidence, in words) for a producer that never lends its storage: every
   /// export is a copy and copy=False is refused. The array API (__dlpack__, copy): None "must
   /// reuse the existing memory buffer if possible and copy otherwise", so such a producer is
   /// judged by "copy otherwise" (IS_COPIED set, copy=False refused with BufferError).
   virtual std::string never_lends() const { return {}; }
+  /// Why this subject's consumer takes no tensors on `device`, as its load-time probe found it
+  /// (a CUDA-only library refusing host memory); "" when nothing was found. Consumer cases on
+  /// such a device are skips that say so: DEV-04 allows the refusal.
   virtual std::string refuses_device(DLDevice device) const {
     (void)device;
     return "";

@@ -189,6 +189,7 @@ class MadeTensor {
   static void poisoned_versioned_deleter(DLManagedTensorVersioned* self);
   static void poisoned_legacy_deleter(DLManagedTensor* self);
   void poison();
+  bool ro_bytes_changed() const;  ///< the read-only block differs from buffer_ (the bytes as made)
 
   MadeSpec spec_;
   DLManagedTensorVersioned* versioned_ = nullptr;

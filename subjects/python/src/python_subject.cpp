@@ -429,9 +429,6 @@ py::object PythonSubject::refusing_probe(DLDevice device) {
   return make_probe(cfg);
 }
 
-// For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
-// producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
-// called, which a consumer propagates) is the package's own word that it takes no host memory.
 // A CPU array that refused copy=False with BufferError: is its default export a copy? Then the
 // package never lends its storage, and the cases judge it by "copy otherwise". A package whose
 // default export aliases the array (it could have lent) keeps the zero-copy rules.
@@ -455,6 +452,9 @@ void PythonSubject::probe_never_lends(py::handle x) {
   }
 }
 
+// For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
+// producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
+// called, which a consumer propagates) is the package's own word that it takes no host memory.
 void PythonSubject::probe_cpu_refusal() {
   for (const DLDevice& d : devices_)
     if (d.device_type == kDLCPU) return;
@@ -523,12 +523,9 @@ py::dict export_kwargs(const DLPVRequest& req) {
   } catch (py::error_already_set& e) {                                                            \
     /* An exception is a refusal of this request (its type is judged by ERR-01/02), except a      \
        failure no request can be refused with: out of memory, an interpreter error (ERR-02). */    \
-    set_error("__dlpack__ raised " + describe(e));                                                \
-    if (is_failure_not_refusal(e)) {                                                              \
-      set_error("__dlpack__ raised " + describe(e) + ": a failure, not a refusal (ERR-02)");      \
-      return DLPV_ERROR;                                                                          \
-    }                                                                                             \
-    return DLPV_UNSUPPORTED;                                                                      \
+    const bool failed = is_failure_not_refusal(e);                                                \
+    set_error("__dlpack__ raised " + describe(e) + (failed ? ": a failure, not a refusal (ERR-02)" : "")); \
+    return failed ? DLPV_ERROR : DLPV_UNSUPPORTED;                                                \
   } catch (const std::exception& e) {                                                             \
     set_error(e.what());                                                                          \
     return DLPV_ERROR;                                                                            \

@@ -206,7 +206,46 @@ const CaseInfo* Registry::find(const std::string& id) {
   const auto& all = cases();
   auto it = std::lower_bound(all.begin(), all.end(), id,
                              [](const CaseInfo& c, const std::string& v) { return c.id < v; });
-  return (it != all.end() && it->id == id) ? &*it : nullptr;
+  if (it != all.end() && it->id == id) return &*it;
+  for (const CaseInfo& m : made_)
+    if (m.id == id) return &m;
+  std::vector<size_t> pick;
+  const Family* f = family_of(id, &pick);
+  if (!f) return nullptr;
+  made_.push_back(f->make(pick));
+  return &made_.back();
+}
+
+std::string Family::id_of(const std::vector<size_t>& pick) const {
+  std::string id = base;
+  for (size_t a = 0; a < axis_values.size(); ++a) id += "." + axis_values[a][pick[a]];
+  return id;
+}
+
+std::optional<std::vector<size_t>> Family::pick_of(const std::string& id) const {
+  if (id.size() <= base.size() || id.compare(0, base.size(), base) != 0 || id[base.size()] != '.') return std::nullopt;
+  std::vector<size_t> pick;
+  size_t at = base.size() + 1;
+  for (size_t a = 0; a < axis_values.size(); ++a) {
+    const size_t end = a + 1 == axis_values.size() ? id.size() : id.find('.', at);
+    if (end == std::string::npos) return std::nullopt;
+    const std::string value = id.substr(at, end - at);
+    const auto& vals = axis_values[a];
+    const auto v = std::find(vals.begin(), vals.end(), value);
+    if (v == vals.end()) return std::nullopt;
+    pick.push_back(static_cast<size_t>(v - vals.begin()));
+    at = end + 1;
+  }
+  return pick;
+}
+
+const Family* Registry::family_of(const std::string& id, std::vector<size_t>* pick) const {
+  for (const Family& f : families_)
+    if (auto p = f.pick_of(id)) {
+      if (pick) *pick = *p;
+      return &f;
+    }
+  return nullptr;
 }
 
 // ---- requirements ----------------------------------------------------------------------

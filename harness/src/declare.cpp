@@ -164,6 +164,13 @@ Declare& Declare::pairwise() {
   pairwise_ = true;
   return *this;
 }
+Declare& Declare::triples(std::vector<std::string> axes) {
+  for (const std::string& name : axes)
+    if (!has_axis(name)) bad_declaration(info_.id, "triples() names axis " + name + ", which is not combined (yet)");
+  if (axes.size() < 3) bad_declaration(info_.id, "triples() needs three axes or more");
+  triples_ = std::move(axes);
+  return pairwise();
+}
 Declare& Declare::each(std::function<void(Declare&)> per_case) {
   each_.push_back(std::move(per_case));
   return *this;
@@ -228,7 +235,22 @@ void Declare::set_axis_value(const std::string& axis, const std::string& value) 
 }
 
 void Declare::run(CaseBody body) {
-  for (CaseInfo& c : records(std::move(body))) Registry::instance().add(std::move(c));
+  for (CaseInfo& c : records(body)) Registry::instance().add(std::move(c));
+  // A covered family keeps its whole space: any other point can be made by id (--explore).
+  // Its ids are the base and one segment per axis, so every value must give a segment.
+  bool named = pairwise_ && !has_axis("kind");
+  for (const Axis& a : axes_)
+    for (const std::string& v : a.values) named = named && !v.empty() && v.find('.') == std::string::npos;
+  if (!named) return;
+  Family f;
+  f.base = info_.id;
+  for (const Axis& a : axes_) {
+    f.axis_names.push_back(a.name);
+    f.axis_values.push_back(a.values);
+  }
+  const Declare self = *this;
+  f.make = [self, body](const std::vector<size_t>& pick) { return self.records_at({pick}, body).front(); };
+  Registry::instance().add_family(std::move(f));
 }
 
 namespace {
@@ -253,7 +275,9 @@ std::string fill_title(const std::string& title, const CaseInfo& c) {
 }
 }  // namespace
 
-std::vector<CaseInfo> Declare::records(CaseBody body) const {
+std::vector<CaseInfo> Declare::records(CaseBody body) const { return records_at(value_picks(), std::move(body)); }
+
+std::vector<CaseInfo> Declare::records_at(const std::vector<std::vector<size_t>>& picks, CaseBody body) const {
   if (!body) bad_declaration(info_.id, "no body");
   // Every combination of the axes' values, each with its own declaration and id segments.
   struct Combination {
@@ -264,7 +288,7 @@ std::vector<CaseInfo> Declare::records(CaseBody body) const {
   base.axes_.clear();
   base.each_.clear();
   std::vector<Combination> combos;
-  for (const std::vector<size_t>& pick : value_picks()) {
+  for (const std::vector<size_t>& pick : picks) {
     Combination n{base, {}};
     for (size_t a = 0; a < axes_.size(); ++a) {
       const Axis& axis = axes_[a];
@@ -307,15 +331,35 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
     all = std::move(next);
   }
   if (!pairwise_ || axes_.size() < 3) return all;
-  // Pairwise: a deterministic greedy cover. Repeatedly take the first combination (in the
-  // order above) that covers the most value pairs (of two different axes) not yet covered,
-  // until every pair is. The same axes and values always give the same cases.
+  // A deterministic greedy cover: repeatedly take the first combination (in the order above)
+  // that covers the most value tuples not yet covered, until every one is. The tuples: every
+  // pair of values of two different axes, and (triples()) every triple of values of three of
+  // the named axes. The same axes and values always give the same cases.
   const size_t n = axes_.size();
-  auto key = [&](size_t a, size_t va, size_t b, size_t vb) { return ((a * 64 + va) * 64 + b) * 64 + vb; };
-  std::vector<bool> covered(key(n, 0, 0, 0), false);
-  size_t left = 0;
+  std::vector<std::vector<size_t>> groups;  // the axis tuples to cover, each of 2 or 3 axes
   for (size_t a = 0; a < n; ++a)
-    for (size_t b = a + 1; b < n; ++b) left += axes_[a].values.size() * axes_[b].values.size();
+    for (size_t b = a + 1; b < n; ++b) groups.push_back({a, b});
+  std::vector<size_t> strong;  // the axes every triple of which is covered
+  for (const std::string& name : triples_)
+    for (size_t a = 0; a < n; ++a)
+      if (axes_[a].name == name) strong.push_back(a);
+  for (size_t i = 0; i < strong.size(); ++i)
+    for (size_t j = i + 1; j < strong.size(); ++j)
+      for (size_t k = j + 1; k < strong.size(); ++k) groups.push_back({strong[i], strong[j], strong[k]});
+  // Each group's tuples are numbered (the first axis's value varies slowest) after the groups before it.
+  std::vector<size_t> offset(groups.size() + 1, 0);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    size_t count = 1;
+    for (size_t a : groups[g]) count *= axes_[a].values.size();
+    offset[g + 1] = offset[g] + count;
+  }
+  auto tuple_of = [&](const std::vector<size_t>& pick, size_t g) {
+    size_t t = 0;
+    for (size_t a : groups[g]) t = t * axes_[a].values.size() + pick[a];
+    return offset[g] + t;
+  };
+  std::vector<bool> covered(offset.back(), false);
+  size_t left = offset.back();
   std::vector<bool> taken(all.size(), false);
   std::vector<std::vector<size_t>> out;
   while (left > 0) {
@@ -323,14 +367,14 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
     for (size_t i = 0; i < all.size(); ++i) {
       if (taken[i]) continue;
       size_t gain = 0;
-      for (size_t a = 0; a < n; ++a)
-        for (size_t b = a + 1; b < n; ++b) gain += covered[key(a, all[i][a], b, all[i][b])] ? 0 : 1;
+      for (size_t g = 0; g < groups.size(); ++g) gain += covered[tuple_of(all[i], g)] ? 0 : 1;
       if (gain > best_gain) best = i, best_gain = gain;
     }
     taken[best] = true;
-    for (size_t a = 0; a < n; ++a)
-      for (size_t b = a + 1; b < n; ++b)
-        if (!covered[key(a, all[best][a], b, all[best][b])]) covered[key(a, all[best][a], b, all[best][b])] = true, --left;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const size_t t = tuple_of(all[best], g);
+      if (!covered[t]) covered[t] = true, --left;
+    }
     out.push_back(all[best]);
   }
   return out;

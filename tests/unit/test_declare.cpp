@@ -88,3 +88,72 @@ TEST_CASE("a body reads what its case declares, and only that") {
   CHECK(ctx.layout() == DLPV_LAYOUT_REVERSED);
   CHECK_THROWS_AS(ctx.device(), CaseHarnessError);  // not declared: the harness's mistake, an error
 }
+
+TEST_CASE("pairwise and triples: every pair of values meets, and every triple of the named axes") {
+  auto declare = [] {
+    return Declare("t.cover", "title").must({"KW-03"})
+        .combine("a", {"a0", "a1", "a2", "a3", "a4"}).combine("b", {"b0", "b1", "b2"})
+        .combine("c", {"c0", "c1", "c2", "c3"}).combine("d", {"d0", "d1", "d2", "d3", "d4"})
+        .combine("e", {"e0", "e1"});
+  };
+  const auto pairs = declare().pairwise().records(nothing);
+  const auto triples = declare().triples({"a", "b", "c", "d"}).records(nothing);
+  auto value = [](const CaseInfo& c, const char* axis) { return c.params.at(axis); };
+  auto has = [&](const std::vector<CaseInfo>& v, std::vector<std::pair<const char*, std::string>> want) {
+    return std::any_of(v.begin(), v.end(), [&](const CaseInfo& c) {
+      return std::all_of(want.begin(), want.end(), [&](const auto& w) { return value(c, w.first) == w.second; });
+    });
+  };
+  const std::vector<std::pair<const char*, int>> axes{{"a", 5}, {"b", 3}, {"c", 4}, {"d", 5}, {"e", 2}};
+  auto name = [](const char* axis, int i) { return std::string(axis) + std::to_string(i); };
+  for (size_t x = 0; x < axes.size(); ++x)
+    for (size_t y = x + 1; y < axes.size(); ++y)
+      for (int i = 0; i < axes[x].second; ++i)
+        for (int j = 0; j < axes[y].second; ++j) {
+          CHECK(has(pairs, {{axes[x].first, name(axes[x].first, i)}, {axes[y].first, name(axes[y].first, j)}}));
+          CHECK(has(triples, {{axes[x].first, name(axes[x].first, i)}, {axes[y].first, name(axes[y].first, j)}}));
+        }
+  int missing = 0;  // triples of a, b, c, d: the pairwise cover misses some; the triple cover none
+  for (size_t x = 0; x < 4; ++x)
+    for (size_t y = x + 1; y < 4; ++y)
+      for (size_t z = y + 1; z < 4; ++z)
+        for (int i = 0; i < axes[x].second; ++i)
+          for (int j = 0; j < axes[y].second; ++j)
+            for (int k = 0; k < axes[z].second; ++k) {
+              const std::vector<std::pair<const char*, std::string>> t{{axes[x].first, name(axes[x].first, i)},
+                                                                       {axes[y].first, name(axes[y].first, j)},
+                                                                       {axes[z].first, name(axes[z].first, k)}};
+              CHECK(has(triples, t));
+              missing += has(pairs, t) ? 0 : 1;
+            }
+  CHECK(missing > 0);
+  CHECK(pairs.size() < 40);
+  CHECK(triples.size() == 100);  // a x c x d: no cover of every triple can be smaller
+  CHECK(declare().triples({"a", "b", "c", "d"}).records(nothing).front().id == triples.front().id);  // stable
+}
+
+TEST_CASE("a covered family's other points are made by id, the id its values give") {
+  Declare("t.family", "title {a} {b} {c}").must({"LAYOUT-01"})
+      .combine("a", {"x", "y", "z"}).combine("b", {"p", "q"}).combine("c", {"u", "v", "w"})
+      .pairwise().run(nothing);
+  Registry& reg = Registry::instance();
+  std::vector<size_t> pick;
+  const Family* f = reg.family_of("t.family.z.q.w", &pick);
+  REQUIRE(f != nullptr);
+  CHECK(pick == std::vector<size_t>{2, 1, 2});
+  CHECK(f->id_of(pick) == "t.family.z.q.w");
+  CHECK(reg.family_of("t.family.z.q") == nullptr);
+  CHECK(reg.family_of("t.family.z.q.w.extra") == nullptr);
+  CHECK(reg.family_of("t.family.z.r.w") == nullptr);
+  size_t covered = 0;
+  for (const CaseInfo& c : reg.cases()) covered += c.id.rfind("t.family.", 0) == 0 ? 1 : 0;
+  CHECK(covered < 18);  // the cover, not all 18 points
+  for (const char* id : {"t.family.x.p.u", "t.family.z.q.w", "t.family.y.p.w"}) {
+    const CaseInfo* c = reg.find(id);
+    REQUIRE(c != nullptr);
+    CHECK(c->id == id);
+    CHECK(c->title.find("{") == std::string::npos);
+    CHECK(reg.find(id) == c);  // made once, kept
+  }
+  CHECK(reg.find("t.family.q.q.q") == nullptr);
+}

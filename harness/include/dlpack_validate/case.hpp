@@ -8,6 +8,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -180,19 +181,41 @@ class CaseContext {
 /// The global case registry. Case files add records from static initialisers (DLPV_CASES
 /// blocks, declare.hpp); the CLI checks the number of files that did against the build's count
 /// so a linker can never drop a case file silently.
+/// A family declared over a cover of its axes (Declare::pairwise, Declare::triples): the cases
+/// registered are the cover's points, and any other point of its input space is made on demand,
+/// with the id its values give ("python.input.consumer.int16.offset.k.odd.other.again"). --explore
+/// draws such points; a drawn id runs, and replays, by itself (Registry::find).
+struct Family {
+  std::string base;                                   ///< the id before the value segments
+  std::vector<std::string> axis_names;
+  std::vector<std::vector<std::string>> axis_values;  ///< in declared order: the first the simplest
+  std::function<CaseInfo(const std::vector<size_t>&)> make;  ///< the case of one value index per axis
+  std::string id_of(const std::vector<size_t>& pick) const;
+  /// The value indexes an id names, or nullopt when it is not a point of this family.
+  std::optional<std::vector<size_t>> pick_of(const std::string& id) const;
+};
+
 class Registry {
  public:
   static Registry& instance();
   void add(CaseInfo info);
+  void add_family(Family family) { families_.push_back(std::move(family)); }
+  const std::vector<Family>& families() const { return families_; }
+  /// The family whose space holds `id` (its value indexes in *pick), or nullptr.
+  const Family* family_of(const std::string& id, std::vector<size_t>* pick = nullptr) const;
   /// A file that declares cases (DLPV_CASES); counted once however many blocks it has.
   void unit_registered(const char* file) { units_.insert(file); }
   /// Sorted by id; throws std::logic_error on duplicate ids.
   const std::vector<CaseInfo>& cases();
+  /// A registered case, or else a point of a family's space made now (and kept: the pointer
+  /// lives as long as the process).
   const CaseInfo* find(const std::string& id);
   size_t unit_count() const { return units_.size(); }
 
  private:
   std::vector<CaseInfo> cases_;
+  std::vector<Family> families_;
+  std::deque<CaseInfo> made_;  ///< family points made on demand (a deque: pointers stay valid)
   std::set<std::string> units_;
   bool sorted_ = false;
 };

@@ -140,6 +140,9 @@ class Declare {
   /// Not every combination but a pairwise cover: every pair of values of two different axes
   /// appears in at least one case (a deterministic greedy choice, so the ids are stable).
   Declare& pairwise();
+  /// pairwise(), and every triple of values of three of these (already combined) axes as well:
+  /// for axes whose values act together (the keywords of one request).
+  Declare& triples(std::vector<std::string> axes);
   /// Runs on each case's own declaration once every axis is set (requirements that depend on
   /// several parameters at once).
   Declare& each(std::function<void(Declare&)> per_case);
@@ -168,10 +171,13 @@ class Declare {
   void set_axis_value(const std::string& axis, const std::string& value);
   bool has_axis(const std::string& name) const;
   std::vector<std::vector<size_t>> value_picks() const;  ///< value index per axis, per case
+  /// The records of these points of the axes' space (one value index per axis each).
+  std::vector<CaseInfo> records_at(const std::vector<std::vector<size_t>>& picks, CaseBody body) const;
   CaseInfo info_;
   std::vector<Axis> axes_;
   std::vector<std::function<void(Declare&)>> each_;
   bool pairwise_ = false;
+  std::vector<std::string> triples_;  ///< the axes covered three at a time
 };
 
 }  // namespace dlpv

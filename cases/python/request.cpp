@@ -1,7 +1,8 @@
 // cases/python/request.cpp: python.request.*: __dlpack__ asked with keywords together, not one at a
 // time. Six axes (max_version, copy, dl_device, stream, a writable or read-only source, the
 // tensor's layout and size class) are covered pairwise: every pair of values of two axes is
-// asked in at least one case. Each answer is judged by one oracle of the spec's rules:
+// asked in at least one case; the four keywords three at a time: every triple of their values
+// is asked too (100 cases, the least any cover can have: max_version x dl_device x stream). Each answer is judged by one oracle of the spec's rules:
 //   stream    array API: "On CPU and other device types without streams, only None is
 //             accepted" (STRM-04, should: the exception type is not specified);
 //   dl_device a device the producer cannot serve -> BufferError (DEV-06); with copy=False the
@@ -83,7 +84,9 @@ void request(CaseContext& ctx) {
                    fmt::format("stream={} for a CPU array is rejected (array API: \"On CPU and other device types "
                                "without streams, only None is accepted\"); asked {}", stream_value, asked),
                    "an exception", c.raised ? c.what() : "a capsule");
-      return;
+      // Refused: the right answer, and nothing more to judge. Served anyway: what was served
+      // still answers the other keywords (a stream accepted hides no copy or flag finding).
+      if (c.raised) return;
     }
     // A device the array is not on and the producer may not serve.
     if (dev == "dev_cuda") {
@@ -141,11 +144,21 @@ void request(CaseContext& ctx) {
                      fmt::format("a legacy request refused with BufferError (tolerated); asked {}", asked), "", c.what());
         return;
       }
-      if (dev == "dev_same")  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
+      bool copy_refused = copy == "copy_true" && dev != "dev_same";
+      if (dev == "dev_same" && copy == "copy_true") {
+        // Two keywords a producer may be refusing: one fact, one verdict. Asked again without
+        // dl_device, a refusal of copy=True alone is KW-03's; else dl_device=(kDLCPU, 0) is DEV-05's.
+        py::dict alone = kw.attr("copy")();
+        alone.attr("pop")("dl_device");
+        copy_refused = call_dlpack(x, alone).raised;
+      }
+      if (copy_refused)  // array API: "If True, the function must always copy"
+        ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}{}", asked,
+                                              dev == "dev_same" ? " (copy=True without dl_device is refused too)" : ""),
+                  "a copied tensor", c.what());
+      else if (dev == "dev_same")  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
         ctx.check(false, "DEV-05", fmt::format("dl_device=(kDLCPU, 0) for a CPU array is served; asked {}", asked),
                   "a DLPack capsule", c.what());
-      else if (copy == "copy_true")  // array API: "If True, the function must always copy"
-        ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}", asked), "a copied tensor", c.what());
       else
         ctx.check(false, copy == "copy_false" ? "KW-04" : "KW-05",
                   fmt::format("a CPU array needs no copy, so it is exported (zero-copy); asked {}", asked),
@@ -225,8 +238,8 @@ DLPV_CASES {
       .combine("stream", {"stream_absent", "stream_none", "stream_m1", "stream_1", "stream_2"})
       .combine("source", {"writable", "read_only"})
       .combine("tensor", {"contiguous", "strided", "offset", "scalar", "empty", "large"})
-      .pairwise()
-      .proven_by({"combo_read_only_dropped", "combo_copy_forgotten", "version_echoes_request", "stream_accepted",
+      .triples({"max_version", "copy", "dl_device", "stream"})
+      .proven_by({"combo_read_only_dropped", "combo_copy_forgotten", "minor_ahead_copy_forgotten", "version_echoes_request", "stream_accepted",
                   "dl_device_ignored", "device_and_stream_ignored", "legacy_struct_named_versioned", "copy_true_aliases",
                   "copy_false_copies", "default_copies", "none_gives_versioned"})
       .run(request);

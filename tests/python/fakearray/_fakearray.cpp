@@ -247,11 +247,13 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     }
   }
   bool versioned = false;
+  bool minor_ahead = false;  // max_version (1, m) with m above the 1.3 fakearray speaks
   if (!max_version.is_none()) {
     if (!py::isinstance<py::tuple>(max_version) || py::len(max_version) != 2) {
       if (!bug("accepts_bad_args")) raise(PyExc_TypeError, "max_version must be a (major, minor) tuple");
     } else {
       const int major = max_version.cast<py::tuple>()[0].cast<int>();
+      minor_ahead = major == 1 && max_version.cast<py::tuple>()[1].cast<int>() > 3;
       if (major >= 2 && bug("major2_type_error")) raise(PyExc_TypeError, "unsupported max_version");
       versioned = major >= 1 || bug("old_major_versioned");
     }
@@ -291,6 +293,11 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   // Bugs that show only when keywords come together (the request space, python.request.*).
   const bool copy_given = !copy.is_none(), device_given = !dl_device.is_none();
   if (bug("combo_copy_forgotten") && copy_given && copy.cast<bool>() && device_given && !to_host) do_copy = false;
+  // minor_ahead_copy_forgotten: only the three together (a max_version minor ahead of 1.3,
+  // copy=True, dl_device the array's own) lend instead of copying. Every pair of them copies,
+  // so only a cover of every triple of the request keywords meets it (KW-03).
+  if (bug("minor_ahead_copy_forgotten") && minor_ahead && copy_given && copy.cast<bool>() && device_given && !to_host)
+    do_copy = false;
   if (bug("copy_false_copies") && !copy.is_none() && !copy.cast<bool>()) do_copy = true;
   if (bug("default_copies") && copy.is_none()) do_copy = true;
   if (bug("lawful_legacy_under_max_version")) versioned = false;  // lawful: "or of a different version"

@@ -1,6 +1,7 @@
 // app/src/app.cpp: select -> check inputs -> run -> record -> write -> summarise.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/explore.hpp>
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
@@ -267,6 +268,34 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   }
 }
 
+namespace {
+/// The record of an --explore run: the draws in options, and on each drawn result what it was
+/// and, where it did not pass, the simplest input that still fails (in its message too, so
+/// every report shows it).
+void note_exploration(nlohmann::ordered_json& record, const RunResult& run, const AppConfig& cfg,
+                      const std::vector<std::string>& drawn, const std::map<size_t, Shrunk>& shrunk) {
+  record["options"]["explore"] = {{"draws", cfg.explore}, {"seed", cfg.seed}, {"drawn", drawn.size()}};
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    if (std::find(drawn.begin(), drawn.end(), run.results[i].info->id) == drawn.end()) continue;
+    auto& r = record["results"][i];
+    r["explore"] = {{"seed", cfg.seed}};
+    const auto s = shrunk.find(i);
+    if (s == shrunk.end()) continue;
+    const Shrunk& k = s->second;
+    r["explore"]["shrunk_to"] = {{"id", k.id}, {"params", k.params}, {"status", k.status}, {"tries", k.tries}, {"rounds", k.rounds}};
+    const std::string words =
+        k.id == run.results[i].info->id
+            ? fmt::format("an input drawn by --explore (seed {}); no simpler input ({} tried) ends this way", cfg.seed,
+                          k.tries)
+            : fmt::format("an input drawn by --explore (seed {}); the simplest that still ends this way: {} "
+                          "({} simpler inputs tried; replay: --filter {})",
+                          cfg.seed, k.id, k.tries, k.id);
+    r["message"] = r.value("message", "") + (r.value("message", "").empty() ? "" : " ") + "[" + words + "]";
+    if (!cfg.quiet) std::fprintf(stderr, "explore: %s %s: %s\n", run.results[i].info->id.c_str(), k.status.c_str(), words.c_str());
+  }
+}
+}  // namespace
+
 int run_app(const AppConfig& cfg) {
   // Option values were checked against the options table (options::config_from).
   const Isolation isolation = parse_isolation(cfg.isolate);
@@ -279,12 +308,26 @@ int run_app(const AppConfig& cfg) {
   std::vector<const CaseInfo*> selected;
   for (const CaseInfo* c : select_cases(Selection{cfg.filters, cfg.excludes, cfg.requirements, cfg.keywords}))
     if (applies_to(*c, cfg.kind)) selected.push_back(c);
+  // A point of a covered family's space that the cover does not hold (an id --explore drew, or
+  // a shrunk input) is run by naming it: --filter ID.
+  for (const std::string& f : cfg.filters)
+    if (f.find_first_of("*?[") == std::string::npos && Registry::instance().family_of(f) &&
+        std::none_of(selected.begin(), selected.end(), [&](const CaseInfo* c) { return c->id == f; }))
+      if (const CaseInfo* c = Registry::instance().find(f); c && applies_to(*c, cfg.kind)) selected.push_back(c);
   if (selected.empty()) {
     for (const std::string& r : cfg.requirements)
       if (!find_requirement(r) && r.find_first_of("*?[") == std::string::npos)
         throw BadInput{fmt::format("--requirement {}: no such requirement id in the checklist (ids look like DEL-02)", r)};
     throw BadInput{"no case matches the given --filter/-k/--exclude/--requirement selection" + near_miss(cfg)};
   }
+
+  std::vector<std::string> drawn;  // --explore: the ids drawn beyond the covers, run after the rest
+  if (cfg.explore > 0)
+    for (const CaseInfo* c : draw_inputs(selected, cfg.explore, cfg.seed, cfg.excludes))
+      if (applies_to(*c, cfg.kind)) {
+        selected.push_back(c);
+        drawn.push_back(c->id);
+      }
 
   if (cfg.shard_n > 0) {
     // The i-th selected id (in id order, counting from 0) belongs to part i mod N + 1: the same
@@ -376,7 +419,9 @@ int run_app(const AppConfig& cfg) {
     throw BadInput{e.message};
   }
 
+  const std::map<size_t, Shrunk> shrunk = drawn.empty() ? std::map<size_t, Shrunk>() : shrink_failures(opt, run, drawn);
   nlohmann::ordered_json record = make_run_record(run, ro);
+  if (cfg.explore > 0) note_exploration(record, run, cfg, drawn, shrunk);
   return finish(record, cfg, baseline);
 }
 

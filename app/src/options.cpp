@@ -39,6 +39,14 @@ const std::vector<Spec>& table() {
        "run only part K of N of the selected cases (a deterministic split of their ids: the i-th "
        "selected id, counting from 0, goes to part i mod N + 1); records of all N parts merge "
        "into the whole run's with 'report merge'"},
+      {"explore", "", "explore", Type::whole, "", 1, true, "", "N", kRun,
+       "draw N more inputs from the input spaces of the selected families whose cases are a cover "
+       "(python.input.*, python.request.*, input.*): each is a case with the id its values give, run "
+       "after the others; a drawn input that does not pass is shrunk to the simplest input that "
+       "still fails the same way (the first value of each axis is its simplest), and both ids are "
+       "reported; either id replays alone with --filter ID"},
+      {"seed", "", "seed", Type::whole, "1", 0, true, "", "S", kRun,
+       "the seed --explore draws from: the same seed and N draw the same inputs"},
       {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
        "stop after the first unexpected result (the cases left are listed once as not run)"},
       {"json", "", "json", Type::path, "", 0, false, "", "PATH", kAll,
@@ -203,6 +211,8 @@ AppConfig config_from(const Values& values, Naming naming) {
     }
   }
   if (const std::string shard = one("shard"); !shard.empty()) parse_shard(shard, cfg.shard_k, cfg.shard_n);
+  if (const std::string n = one("explore"); !n.empty()) cfg.explore = std::strtoll(n.c_str(), nullptr, 10);
+  cfg.seed = std::strtoull(one("seed").c_str(), nullptr, 10);
   cfg.exitfirst = on("exitfirst");
   cfg.json_path = one("json");
   cfg.html_path = one("html");

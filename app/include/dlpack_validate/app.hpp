@@ -30,6 +30,8 @@ struct AppConfig {
   std::vector<std::string> requirements;  ///< --requirement ID (globs over checklist ids)
   std::vector<std::string> keywords;      ///< -k EXPR (pytest's habit; keyword_match)
   int shard_k = 0, shard_n = 0;           ///< --shard K/N (n 0: the whole selection)
+  long long explore = 0;                  ///< --explore N: draws beyond the covers (0: none)
+  unsigned long long seed = 1;            ///< --seed S: what the draws start from
   bool exitfirst = false;                 ///< -x: stop after the first unexpected result
   std::string json_path;                  ///< "-": the record on stdout (the summary on stderr)
   std::string html_path;

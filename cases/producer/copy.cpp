@@ -29,11 +29,13 @@ void zero_copy(CaseContext& ctx) {
               "an export or a BufferError", why);
     return;
   }
-  // A producer that never lends its storage (probed at load) deems a copy necessary for every
-  // export, so its BufferError is the answer the text asks for.
-  const std::string never = ctx.subject().never_lends();
-  if (rc == DLPV_UNSUPPORTED && !never.empty() && why.find("raised BufferError") != std::string::npos) {
-    ctx.check(true, "KW-04", "copy=False is refused with BufferError by a producer that never lends its storage (" +
+  // A producer that never lends its storage (support/helpers.hpp: never_lends) deems a copy
+  // necessary for every export, so its refusal is the answer the text asks for.
+  const bool plugin = ctx.subject().info().kind != "python";
+  const std::string never = rc == DLPV_UNSUPPORTED && (versioned || !plugin) ? never_lends(ctx, r) : std::string();
+  // (A plugin's clean refusal is DLPV_UNSUPPORTED; a Python package's must be a BufferError.)
+  if (rc == DLPV_UNSUPPORTED && !never.empty() && (plugin || why.find("raised BufferError") != std::string::npos)) {
+    ctx.check(true, "KW-04", "copy=False is refused (BufferError, the array API's word) by a producer that never lends its storage (" +
                                  never + ")");
     return;
   }

@@ -26,10 +26,12 @@ void flags_defined(CaseContext& ctx) {
 
   // A producer that never lends its storage makes no zero-copy export: its exports are copies
   // (producer.flags.is_copied and python.kw.copy_none.zero_copy judge their flag).
-  if (!ctx.subject().never_lends().empty()) {
-    ctx.note("IS_COPIED not judged as a zero-copy flag: the producer never lends its storage (" +
-             ctx.subject().never_lends() + ")");
-    return;
+  if ((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) {
+    const std::string never = never_lends(ctx, r);
+    if (!never.empty()) {
+      ctx.note("IS_COPIED not judged as a zero-copy flag: the producer never lends its storage (" + never + ")");
+      return;
+    }
   }
   ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0, "FLAG-06",
             "IS_COPIED is clear for a plain zero-copy export", "bit 1 clear",

@@ -149,6 +149,26 @@ int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) 
   return rc;
 }
 
+std::string never_lends(CaseContext& ctx, const Request& r) {
+  if (ctx.subject().info().kind == "python") return ctx.subject().never_lends();
+  Request plain = r;
+  plain.req.shape = plain.shape.data();
+  plain.req.flags &= ~static_cast<uint32_t>(DLPV_REQ_COPY | DLPV_REQ_NO_COPY);
+  Exported p;
+  if (ctx.subject().export_versioned(plain.req, &p.v) != DLPV_OK || !p.v ||
+      !(p.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED))
+    return {};
+  const uint64_t flags = p.v->flags;
+  Request lend = plain;
+  lend.req.shape = lend.shape.data();
+  lend.req.flags |= DLPV_REQ_NO_COPY;
+  Exported q;
+  const int rc = ctx.subject().export_versioned(lend.req, &q.v);
+  if (rc != DLPV_UNSUPPORTED || ctx.subject().refused_by_validator()) return {};
+  return fmt::format("its plain export is a copy flagged IS_COPIED (flags = {:#x}) and copy=False is refused "
+                     "(return {}: {})", flags, rc, ctx.subject().last_error());
+}
+
 void skip_if_refused_by_validator(CaseContext& ctx, int rc) {
   // The validator's adapter could not make the source array: nothing was asked of the library.
   if (rc == DLPV_UNSUPPORTED && ctx.subject().refused_by_validator())

@@ -46,6 +46,12 @@ void skip_if_refused_by_validator(CaseContext& ctx, int rc);
 /// return code, and on DLPV_OK the tensor in `e` (for cases where a refusal is itself the verdict).
 int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e);
 
+/// Why the subject is taken never to lend its storage ("copy otherwise"), or "". A Python
+/// package: its load probe (Subject::never_lends). A plugin: asked now, of `r` in a versioned
+/// struct: its plain export is a copy flagged IS_COPIED and the same request with copy=False
+/// (DLPV_REQ_NO_COPY) is refused cleanly.
+std::string never_lends(CaseContext& ctx, const Request& r);
+
 /// Inspect an export of `r` against what was asked (dtype, shape, layout, device; the
 /// pattern) under the version the tensor or subject declares, and record the findings.
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);

@@ -3,6 +3,7 @@
 // is correct; set_bugs([...]) plants one named bug (a "variant"), each breaking one
 // requirement family. Process-global on purpose: every variant runs in its own worker.
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <dlpack_validate/plugin.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -594,11 +595,13 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     release();
     return array_object(std::move(early));
   }
-  // consumer_large_strides_ignored: a tensor of 1,024 elements or more is read as if compact,
-  // whatever its strides say (a fast path taken only above a size threshold).
+  // consumer_large_strides_ignored: a tensor of 1,024 elements or more with positive strides is
+  // read as if compact, whatever its strides say (a fast path taken only above a size
+  // threshold; it stays inside the tensor's span, so the misread never faults).
   DLTensor seen = *t;  // (the producer's struct is read, never written)
   std::vector<int64_t> compact(static_cast<size_t>(t->ndim), 1);
-  if (bug("consumer_large_strides_ignored") && elements >= 1024 && t->strides) {
+  const bool positive = t->strides && std::all_of(t->strides, t->strides + t->ndim, [](int64_t s) { return s > 0; });
+  if (bug("consumer_large_strides_ignored") && elements >= 1024 && positive) {
     for (int k = t->ndim - 1; k > 0; --k) compact[static_cast<size_t>(k) - 1] = compact[static_cast<size_t>(k)] * t->shape[k];
     seen.strides = compact.data();
   }

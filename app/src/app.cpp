@@ -419,7 +419,7 @@ int run_app(const AppConfig& cfg) {
     throw BadInput{e.message};
   }
 
-  const std::map<size_t, Shrunk> shrunk = drawn.empty() ? std::map<size_t, Shrunk>() : shrink_failures(opt, run, drawn);
+  const std::map<size_t, Shrunk> shrunk = drawn.empty() ? std::map<size_t, Shrunk>() : shrink_failures(opt, run, drawn, cfg.quiet);
   nlohmann::ordered_json record = make_run_record(run, ro);
   if (cfg.explore > 0) note_exploration(record, run, cfg, drawn, shrunk);
   return finish(record, cfg, baseline);

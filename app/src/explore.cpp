@@ -112,12 +112,12 @@ std::vector<const CaseInfo*> draw_inputs(const std::vector<const CaseInfo*>& sel
 }
 
 std::map<size_t, Shrunk> shrink_failures(const RunOptions& options, const RunResult& run,
-                                         const std::vector<std::string>& drawn) {
+                                         const std::vector<std::string>& drawn, bool quiet) {
   std::map<size_t, Shrunk> out;
   Registry& reg = Registry::instance();
-  RunOptions quiet = options;
-  quiet.progress = nullptr;
-  quiet.stop_after = nullptr;
+  RunOptions silent = options;
+  silent.progress = nullptr;
+  silent.stop_after = nullptr;
   for (size_t i = 0; i < run.results.size(); ++i) {
     const CaseResult& r = run.results[i];
     if (!ends_badly(r.outcome.status) || std::find(drawn.begin(), drawn.end(), r.info->id) == drawn.end()) continue;
@@ -141,10 +141,10 @@ std::map<size_t, Shrunk> shrink_failures(const RunOptions& options, const RunRes
           picks.push_back(p);
         }
       if (simpler.empty()) break;
-      std::fprintf(stderr, "explore: shrinking %s: %zu simpler inputs\n", r.info->id.c_str(), simpler.size());
+      if (!quiet) std::fprintf(stderr, "explore: shrinking %s: %zu simpler inputs\n", r.info->id.c_str(), simpler.size());
       RunResult tries;
       try {
-        tries = run_cases(quiet, simpler);
+        tries = run_cases(silent, simpler);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "explore: shrinking %s stopped: %s\n", r.info->id.c_str(), e.what());
         break;

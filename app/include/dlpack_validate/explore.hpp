@@ -34,7 +34,8 @@ struct Shrunk {
 /// (one axis at a time moved toward its first value), keep the simplest that ends with the same
 /// status and a requirement in common, and repeat from there until none does. Keyed by result
 /// index in run.results.
+/// `quiet`: no progress lines on stderr.
 std::map<size_t, Shrunk> shrink_failures(const RunOptions& options, const RunResult& run,
-                                         const std::vector<std::string>& drawn);
+                                         const std::vector<std::string>& drawn, bool quiet = false);
 
 }  // namespace dlpv

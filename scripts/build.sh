@@ -8,7 +8,8 @@ bash scripts/setup.sh
 PY="${DLPV_PYTHON:-/usr/bin/python3}"
 BUILD="${DLPV_BUILD_DIR:-build}"
 # $DLPV_PEERS_PYTHON (the pinned peers' venv python, scripts/peers.sh) adds the tests/peers
-# gate; an empty value leaves it out.
+# gate, $DLPV_ONEAPI_PYTHON (scripts/oneapi.sh's python-oneapi) the oneAPI peer's; an empty
+# value leaves either out.
 cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" >/dev/null
+  -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" -DDLPV_ONEAPI_PYTHON="${DLPV_ONEAPI_PYTHON:-}" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"

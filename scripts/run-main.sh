@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "${DLPV_PEERS:-1}" != 0 ]; then
   DLPV_PEERS_PYTHON="$(bash scripts/peers.sh | tail -n 1)"
+  DLPV_ONEAPI_PYTHON="$(bash scripts/oneapi.sh | tail -n 1)"  # dpnp on a SYCL device (kDLOneAPI)
+  export DLPV_ONEAPI_PYTHON
 else
   DLPV_PEERS_PYTHON=""
 fi
@@ -53,4 +55,13 @@ if [ -n "$DLPV_PEERS_PYTHON" ] && [ -d "$BUILD/python/validator" ]; then
   PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" TF_CPP_MIN_LOG_LEVEL=3 "$DLPV_PEERS_PYTHON" \
     -m validator --baseline "$BUILD/peers-baseline.json" --json "$BUILD/peers-run.json" \
     --html "$BUILD/peers-run.html" --summary-md "$BUILD/peers-run.md" "${LIBS[@]}" || true
+fi
+
+if [ -n "${DLPV_ONEAPI_PYTHON:-}" ] && [ -d "$BUILD/python/validator" ]; then
+  echo
+  echo "=== 5. python -m validator dpnp: arrays on a SYCL device (kDLOneAPI), $DLPV_ONEAPI_PYTHON ==="
+  DPNP_BASELINE=()
+  [ -f baselines/peers/dpnp.json ] && DPNP_BASELINE=(--baseline baselines/peers/dpnp.json)
+  PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$DLPV_ONEAPI_PYTHON" -m validator "${DPNP_BASELINE[@]}" \
+    --json "$BUILD/dpnp-run.json" --html "$BUILD/dpnp-run.html" dpnp || true
 fi

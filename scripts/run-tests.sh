@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "${DLPV_PEERS:-1}" != 0 ]; then
   DLPV_PEERS_PYTHON="$(bash scripts/peers.sh | tail -n 1)"
+  DLPV_ONEAPI_PYTHON="$(bash scripts/oneapi.sh | tail -n 1)"  # dpnp on a SYCL device (kDLOneAPI)
+  export DLPV_ONEAPI_PYTHON
   export DLPV_PEERS_PYTHON
 else
   echo "run-tests: DLPV_PEERS=0, the pinned peers (tests/peers) are not tested" >&2

@@ -38,6 +38,7 @@ BUILTIN = {
     "pyarrow": "validator.adapters.pyarrow_adapter",
     "tensorflow": "validator.adapters.tensorflow_adapter",
     "mlx": "validator.adapters.mlx_adapter",
+    "dpnp": "validator.adapters.dpnp_adapter",
 }
 
 

@@ -44,7 +44,18 @@ void request(CaseContext& ctx) {
                "); the max_version requests are for versioned producers");
     const Shape sh = shape_of(tensor);
     const bool read_only = source == "read_only";
-    py::object x = ps.make(sh.dims, kF32, sh.layout, read_only, DLDevice{kDLCPU, 0});
+    // The array lives where the package's arrays live (probed at load): the CPU for most, a SYCL
+    // device for dpnp. Its own device is "dev_same"; "dev_cuda" names one it is not on.
+    const DLDevice home = ps.home_device();
+    const bool host_home = home.device_type == kDLCPU;
+    const bool int_streams = home.device_type == kDLCUDA || home.device_type == kDLROCM;
+    const int stream_value = stream == "stream_m1" ? -1 : stream == "stream_1" ? 1 : stream == "stream_2" ? 2 : 0;
+    if (stream_value != 0 && !host_home && !int_streams)
+      ctx.skip(fmt::format("not asked: the array lives on {}, and an integer stream is the CUDA and ROCm convention "
+                           "(array API __dlpack__: for other devices a stream is an object the libraries agree on, "
+                           "such as an in-order SYCL queue)", device_name(home)));
+    py::object x = ps.make(sh.dims, kF32, sh.layout, read_only, home);
+    const std::string an_array = host_home ? "a CPU array" : "an array on " + device_name(home);
 
     // The request, as a consumer would write it.
     py::dict kw;
@@ -55,12 +66,11 @@ void request(CaseContext& ctx) {
     if (copy == "copy_true") kw["copy"] = true;
     if (copy == "copy_false") kw["copy"] = false;
     if (copy == "copy_none") kw["copy"] = py::none();
-    const DLDevice other{kDLCUDA, 0};  // a device the CPU array is not on
+    const DLDevice other{home.device_type == kDLCUDA ? kDLROCM : kDLCUDA, 0};  // a device the array is not on
     if (dev == "dev_none") kw["dl_device"] = py::none();
-    if (dev == "dev_same") kw["dl_device"] = py::make_tuple(static_cast<int>(kDLCPU), 0);
+    if (dev == "dev_same") kw["dl_device"] = py::make_tuple(static_cast<int>(home.device_type), home.device_id);
     if (dev == "dev_cuda") kw["dl_device"] = py::make_tuple(static_cast<int>(other.device_type), 0);
     if (stream == "stream_none") kw["stream"] = py::none();
-    const int stream_value = stream == "stream_m1" ? -1 : stream == "stream_1" ? 1 : stream == "stream_2" ? 2 : 0;
     if (stream_value != 0) kw["stream"] = stream_value;
     auto lib = library_address(x);
     Call c = call_dlpack(x, kw);
@@ -79,7 +89,7 @@ void request(CaseContext& ctx) {
       return;
     }
     // A stream for a CPU array (the target is the CPU unless dl_device names another device).
-    if (stream_value != 0 && dev != "dev_cuda") {
+    if (stream_value != 0 && host_home && dev != "dev_cuda") {
       ctx.check_as(Severity::should, c.raised, "STRM-04",
                    fmt::format("stream={} for a CPU array is rejected (array API: \"On CPU and other device types "
                                "without streams, only None is accepted\"); asked {}", stream_value, asked),
@@ -112,7 +122,7 @@ void request(CaseContext& ctx) {
         return;
       }
       ctx.check(copy != "copy_false", "KW-04",
-                fmt::format("copy=False never copies: a CPU array asked for on {} is refused; asked {}",
+                fmt::format("copy=False never copies: {} asked for on {} is refused; asked {}", an_array,
                             device_name(other), asked),
                 "BufferError", "a capsule");
       // Served: the tensor must be where it was asked for (its memory is not read here).
@@ -156,12 +166,16 @@ void request(CaseContext& ctx) {
         ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}{}", asked,
                                               dev == "dev_same" ? " (copy=True without dl_device is refused too)" : ""),
                   "a copied tensor", c.what());
-      else if (dev == "dev_same")  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
+      else if (dev == "dev_same" && host_home)  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
         ctx.check(false, "DEV-05", fmt::format("dl_device=(kDLCPU, 0) for a CPU array is served; asked {}", asked),
+                  "a DLPack capsule", c.what());
+      else if (dev == "dev_same")  // its own device needs no copy: "reuse the existing memory buffer if possible"
+        ctx.check(false, "KW-05", fmt::format("dl_device naming the array's own device ({}) is served; asked {}",
+                                              device_name(home), asked),
                   "a DLPack capsule", c.what());
       else
         ctx.check(false, copy == "copy_false" ? "KW-04" : "KW-05",
-                  fmt::format("a CPU array needs no copy, so it is exported (zero-copy); asked {}", asked),
+                  fmt::format("{} needs no copy, so it is exported (zero-copy); asked {}", an_array, asked),
                   "a DLPack capsule", c.what());
       return;
     }
@@ -203,7 +217,7 @@ void request(CaseContext& ctx) {
                   aliases ? fmt::format("the same address {:#x}", a1) : fmt::format("{:#x}, the source at {:#x}", a1, *lib));
       else if (copy == "copy_false" || ps.never_lends().empty())
         ctx.check(aliases, copy == "copy_false" ? "KW-04" : "KW-05",
-                  fmt::format("a CPU array is exported without a copy; asked {}", asked),
+                  fmt::format("{} is exported without a copy; asked {}", an_array, asked),
                   fmt::format("{:#x}", *lib), fmt::format("{:#x}", a1));
       // (copy=None of a package that never lends: "copy otherwise"; FLAG-05 below judges the copy.)
       if (versioned && !aliases)
@@ -218,6 +232,10 @@ void request(CaseContext& ctx) {
     } else if (versioned && copy == "copy_true" && n > 0) {  // a copy of nothing cannot be told
       ctx.check(copied_flag, "FLAG-05", "copy=True: the copy is flagged IS_COPIED", "bit 1 set",
                 fmt::format("flags = {:#x}", flags));
+    }
+    if (!host_home) {  // device memory is not read here (python.device.* reads it through the library)
+      ctx.note("the tensor's values are not read: its data is memory of " + device_name(home));
+      return;
     }
     const std::string diff = data_mismatch(*t, sh.dims, kF32);
     ctx.check(diff.empty(), "LAYOUT-07",

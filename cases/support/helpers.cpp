@@ -95,7 +95,7 @@ void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool 
   want.dtype = r.req.dtype;
   want.shape = r.shape;
   want.layout = r.req.layout;
-  want.device = r.req.device;
+  want.device = case_device(ctx.subject(), r.req.device);  // a host request: the subject's own device
   InspectOptions opt;
   opt.versioned = versioned;
   opt.version = versioned ? e.v->version : ctx.subject().info().dlpack_version;
@@ -199,6 +199,13 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
   constexpr int kWarmup = 200;
   size_t before = 0;
   *failures = 0;
+  // One source array for every cycle (a Python package would make a new one per export): the
+  // loop measures the export and its deleter, nothing else.
+  struct Reuse {
+    Subject& s;
+    explicit Reuse(Subject& subject) : s(subject) { s.reuse_sources(true); }
+    ~Reuse() { s.reuse_sources(false); }
+  } reuse(ctx.subject());
   for (int i = 0; i < kWarmup + cycles; ++i) {
     if (i == kWarmup) before = heap_in_use();
     DLManagedTensorVersioned* v = nullptr;

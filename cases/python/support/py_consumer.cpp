@@ -47,6 +47,10 @@ MadeSpec home_spec(PythonSubject& ps) {
   spec.device = ps.home_device();
   const int t = static_cast<int>(spec.device.device_type);
   spec.device_memory = t == kDLCUDA || t == kDLCUDAHost || t == kDLCUDAManaged;
+  // Memory of other devices (a SYCL device's USM, kDLOneAPI) is not made here: a tensor
+  // labelled with such a device over host memory would be a lie. The consumer gets host
+  // memory, labelled kDLCPU, which every consumer of those devices takes (dpnp does).
+  if (!spec.device_memory && t != kDLCPU && t != kDLROCMHost) spec.device = DLDevice{kDLCPU, 0};
   return spec;
 }
 

@@ -76,7 +76,24 @@ class Subject {
     (void)device;
     return "";
   }
+  /// Where the subject's own arrays live, as it reports them (a Python package: its adapter's
+  /// first device, probed at load; a plugin: the CPU). A case that asks for a plain host array
+  /// (the kCpu0 cases) gets one on this device instead, and is judged against it: a library
+  /// whose arrays live on a SYCL device is never charged for not being the CPU.
+  virtual DLDevice home_device() const { return DLDevice{kDLCPU, 0}; }
+  /// While on, an export request equal to the previous one exports the same source array again
+  /// instead of making a new one (a Python package makes a source array per request; a plugin
+  /// makes its tensor inside its exporter and ignores this). Heap measurements of export/delete
+  /// cycles (DEL-01, DEL-11) turn it on, so that what they measure is the export and its deleter,
+  /// not the making of source arrays.
+  virtual void reuse_sources(bool on) { (void)on; }
 };
+
+/// The device a case's request means on `subject`: a plain host request (kDLCPU 0) is the
+/// subject's home device; any other device is asked as it is.
+inline DLDevice case_device(const Subject& subject, DLDevice asked) {
+  return asked.device_type == kDLCPU && asked.device_id == 0 ? subject.home_device() : asked;
+}
 
 /// Makes a subject from what the user named (a .so path, a Python package name ...).
 /// Throws SubjectLoadError. Runs in worker processes only (and with --isolate=none).

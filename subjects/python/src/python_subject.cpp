@@ -52,6 +52,8 @@ std::optional<uintptr_t> library_address(py::handle x) {
       return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
     if (py::hasattr(x, "__cuda_array_interface__"))  // CuPy, Numba: a device address
       return py::dict(x.attr("__cuda_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "__sycl_usm_array_interface__"))  // dpnp, dpctl: a USM address
+      return py::dict(x.attr("__sycl_usm_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
     if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
   } catch (py::error_already_set&) {
   } catch (const py::cast_error&) {
@@ -491,11 +493,34 @@ py::dict export_kwargs(const DLPVRequest& req) {
 }
 }  // namespace
 
+void PythonSubject::reuse_sources(bool on) {
+  py::gil_scoped_acquire gil;
+  reuse_ = on;
+  source_key_.clear();
+  source_ = py::object();
+}
+
+// The array an export request is asked of: made by the adapter (on the subject's own device for
+// a plain host request), or while reuse_sources is on, the previous one for the same request.
+py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<int64_t>& shape) {
+  const DLDevice where = case_device(*this, req.device);
+  const std::string key = fmt::format("{} {} {} {} {}:{}", shape_text(shape.data(), static_cast<int32_t>(shape.size())),
+                                      dtype_name(req.dtype), layout_name(req.layout), req.flags,
+                                      static_cast<int>(where.device_type), where.device_id);
+  if (reuse_ && source_ && key == source_key_) return source_;
+  py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
+  if (reuse_) {
+    source_ = x;
+    source_key_ = key;
+  }
+  return x;
+}
+
 #define DLPV_PY_EXPORT_BODY(VERSIONED)                                                            \
   py::gil_scoped_acquire gil;                                                                     \
   try {                                                                                           \
     std::vector<int64_t> shape(req.shape, req.shape + req.ndim);                                  \
-    py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, req.device); \
+    py::object x = source_for(req, shape);                                                        \
     py::dict kw = export_kwargs(req);                                                             \
     if (VERSIONED) kw["max_version"] = version_tuple(req.max_version);                            \
     py::object cap = x.attr("__dlpack__")(**kw);                                                  \

@@ -86,7 +86,8 @@ class PythonSubject final : public Subject {
                   std::optional<DLDevice> device = std::nullopt);
   /// The first device the adapter declares (devices()): where the Python-protocol cases make
   /// their arrays and label their probes. The CPU when the adapter declares none.
-  DLDevice home_device() const { return home_; }
+  DLDevice home_device() const override { return home_; }
+  void reuse_sources(bool on) override;
   /// The adapter's devices() as DLDevices ({CPU} when it has no devices()).
   const std::vector<DLDevice>& devices() const { return devices_; }
   /// from_dlpack through the adapter.
@@ -100,6 +101,7 @@ class PythonSubject final : public Subject {
   void probe();
   void probe_cpu_refusal();
   void probe_never_lends(py::handle x);
+  py::object source_for(const DLPVRequest& req, const std::vector<int64_t>& shape);
   bool probe_unasked_versioned();
   py::object refusing_probe(DLDevice device);
   void set_error(const std::string& message);
@@ -107,6 +109,9 @@ class PythonSubject final : public Subject {
 
   py::object adapter_;
   DLDevice home_{kDLCPU, 0};
+  bool reuse_ = false;       ///< reuse_sources(): the last export's source array is exported again
+  std::string source_key_;   ///< the request that made source_
+  py::object source_;
   std::string unavailable_;  ///< why nothing can be exercised (the adapter declares no device)
   std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
   py::object exchange_type_;  ///< the array type carrying a __dlpack_c_exchange_api__ capsule

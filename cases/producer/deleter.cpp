@@ -32,6 +32,35 @@ DLPV_CASES {
       .run(deleter_present);
 }
 
+// Heap growth over `cycles` export/delete cycles of `r`, judged for `requirement`: a leak grows
+// with the cycles. Growth over the limit is measured again over twice the cycles, and only
+// growth that grows with them (at least 1.5 times as much) is a leak: memory an asynchronous
+// runtime frees later on its own threads (a SYCL queue's finished tasks) does not.
+void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
+                  const std::string& what) {
+  constexpr long long kLimit = 64 * 1024;
+  int failures = 0;  // later refusals only shorten the loop
+  const long long growth = export_delete_growth(ctx, versioned, r, cycles, &failures);
+  if (failures && std::string(requirement) == "DEL-01")
+    ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures, ctx.subject().last_error()));
+  if (growth < kLimit) {
+    ctx.check(true, requirement, fmt::format("heap growth over {} {}", cycles, what), "< 64 KiB",
+              fmt::format("{} bytes ({:.1f} bytes per cycle)", growth, static_cast<double>(growth) / cycles));
+    return;
+  }
+  const long long again = export_delete_growth(ctx, versioned, r, 2 * cycles, &failures);
+  const bool grows = again >= kLimit && again * 2 >= growth * 3;
+  if (!grows)
+    ctx.note(fmt::format("{} bytes over {} cycles, then {} over {}: not growing with the cycles, so memory "
+                         "released later, not a leak", growth, cycles, again, 2 * cycles));
+  ctx.check(!grows, requirement,
+            fmt::format("heap growth over {} {} (measured again over {} cycles: a leak grows with them)", cycles,
+                        what, 2 * cycles),
+            "< 64 KiB, or not growing with the cycles",
+            fmt::format("{} bytes ({:.1f} per cycle), then {} bytes over {} cycles", growth,
+                        static_cast<double>(growth) / cycles, again, 2 * cycles));
+}
+
 // Export and delete many times; the heap must not grow with the number of cycles. The
 // tensor is small so that a leaked managed struct weighs as much as leaked data.
 void deleter_frees(CaseContext& ctx) {
@@ -48,16 +77,8 @@ void deleter_frees(CaseContext& ctx) {
       return;
     }
   }
-  int failures = 0;
-  const long long growth = export_delete_growth(ctx, versioned, r, kCycles, &failures);
-  if (failures)
-    ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures,
-                                  ctx.subject().last_error()));
-  ctx.check(growth < 64 * 1024, "DEL-01",
-            fmt::format("heap growth over {} export/delete cycles (the deleter frees data, "
-                        "shape/strides and the managed struct)", kCycles),
-            "< 64 KiB", fmt::format("{} bytes ({:.1f} bytes per cycle)", growth,
-                                    static_cast<double>(growth) / kCycles));
+  judge_growth(ctx, versioned, r, kCycles, "DEL-01",
+               "export/delete cycles (the deleter frees data, shape/strides and the managed struct)");
 }
 
 DLPV_CASES {
@@ -139,12 +160,8 @@ void frees_copy(CaseContext& ctx) {
     r = Request(kFloat32, {4, 4}, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_COPY);
   { Exported first = export_or_skip(ctx, true, r, "DEL-11"); }
   constexpr int kCycles = 4000;
-  int failures = 0;  // a refused copy is a skip above; later refusals only shorten the loop
-  const long long growth = export_delete_growth(ctx, true, r, kCycles, &failures);
-  ctx.check(growth < 64 * 1024, "DEL-11",
-            fmt::format("heap growth over {} copy=True export/delete cycles (the copy is released "
-                        "through the same deleter)", kCycles),
-            "< 64 KiB", fmt::format("{} bytes", growth));
+  judge_growth(ctx, true, r, kCycles, "DEL-11",
+               "copy=True export/delete cycles (the copy is released through the same deleter)");
 }
 
 DLPV_CASES {

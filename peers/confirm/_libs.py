@@ -41,4 +41,7 @@ def lib(name):
     if name == "pyarrow":
         pa = importlib.import_module("pyarrow")
         return (lambda a: pa.array(a) if a.ndim == 1 else pa.Tensor.from_numpy(a)), None
+    if name == "dpnp":  # run with the oneAPI peer's interpreter (scripts/oneapi.sh: python-oneapi)
+        dpnp = importlib.import_module("dpnp")
+        return dpnp.asarray, dpnp.from_dlpack
     raise SystemExit(f"unknown library {name}")

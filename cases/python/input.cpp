@@ -184,7 +184,10 @@ void import_alive(CaseContext& ctx, PythonSubject& ps, const Input& in, int coun
 void consumer_input(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const auto& p = ctx.info().params;
-    if (ps.home_device().device_type != kDLCPU)
+    // Host memory is what these inputs are. A package whose own device's memory the validator
+    // makes (CUDA) is fed there by device.consumer.*; one whose device memory it cannot make (a
+    // SYCL device's USM) is fed host memory everywhere (home_spec), and so here too.
+    if (home_spec(ps).device.device_type != kDLCPU)
       ctx.skip("the package's home device is " + device_name(ps.home_device()) +
                ": these inputs are host memory (the device.consumer.* cases feed its own device)");
     const Input in{p.at("dtype"), p.at("layout"), dims_of(p.at("size")), misalign_named(p.at("align")),

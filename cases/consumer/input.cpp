@@ -19,70 +19,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
-#include <exception>
-#include <thread>
 
 #include "support/consumer_flow.hpp"
+#include "support/input_space.hpp"
 
 namespace dlpv::cases {
 namespace {
 
-std::vector<int64_t> dims_of(const std::string& size) {
-  if (size == "scalar") return {};
-  if (size == "small") return {2, 3, 4};
-  if (size == "k") return {32, 64};
-  return {16, 16, 64, 64};  // m: 1 Mi elements, rank 4
-}
 
 size_t misalign_of(const std::string& align) {
   return align == "a64" ? 64 : align == "a16" ? 16 : align == "odd" ? 1 : 0;
 }
 
-// Run `f` here or on a thread of its own, and wait for it; what it throws (a skip, a harness
-// error) is thrown here.
+// Run `f` here or on a thread of its own, and wait for it.
 template <class F>
 void on_thread(bool other, F&& f) {
-  if (!other) return f();
-  std::exception_ptr failed;
-  std::thread t([&] {
-    try {
-      f();
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  });
-  t.join();
-  if (failed) std::rethrow_exception(failed);
+  if (other) input_space::run_elsewhere(std::forward<F>(f));
+  else f();
 }
 
-struct Input {
-  std::string dtype, layout;
-  std::vector<int64_t> dims;
-  size_t misalign = 0;
-  bool other_thread = false;
-  std::string text() const {
-    return fmt::format("a {} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}", dtype, layout,
-                       element_count(dims), misalign, other_thread ? ", imported on another thread" : "");
-  }
-  MadeSpec spec() const {
-    MadeSpec s;
-    s.dtype = *dtype_from_name(dtype);
-    s.shape = dims;
-    if (layout == "offset") s.extra_byte_offset = 64;
-    else if (auto l = layout_from_name(layout)) s.layout = *l;
-    s.misalign = misalign;
-    return s;
-  }
-  // The rule the input's unusual part tests: a negative or zero stride LAYOUT-11 (read right "or
-  // refused", a SHOULD), byte_offset LAYOUT-08, data off dlpack.h's 256 bytes LAYOUT-09, else
-  // LAYOUT-01. A 0-d tensor has no strides to get wrong.
-  std::string rule() const {
-    const std::string l = dims.empty() && layout != "offset" ? "contiguous" : layout;
-    if (l == "reversed" || l == "broadcast") return "LAYOUT-11";
-    if (l == "offset") return "LAYOUT-08";
-    return misalign ? "LAYOUT-09" : "LAYOUT-01";
-  }
-};
+using input_space::Input;
 
 struct Imported {
   std::unique_ptr<MadeTensor> made;
@@ -120,35 +76,14 @@ std::optional<bool> reads_right(CaseContext& ctx, const Input& in, bool versione
 }
 
 void judge_misread(CaseContext& ctx, const Input& in, bool versioned, const std::string& diff) {
-  ctx.phase("shrink");
-  auto misreads = [&](const Input& x) { return reads_right(ctx, x, versioned) == std::optional<bool>(false); };
-  std::string req = "LAYOUT-01", why;
-  const Input plain{in.dtype, "contiguous", {2, 3, 4}, 0, false};
-  if (misreads(plain)) {
-    why = "a compact aligned " + in.dtype + " 2x3x4 tensor is misread too: the element type alone";
-  } else if (in.layout != "contiguous" && misreads(Input{in.dtype, in.layout, in.dims, 0, false})) {
-    req = Input{in.dtype, in.layout, in.dims, 0, false}.rule();
-    why = "the " + in.layout + " layout alone (aligned data, the loading thread) is misread";
-  } else if (in.misalign && misreads(Input{in.dtype, "contiguous", in.dims, in.misalign, false})) {
-    req = "LAYOUT-09";
-    why = fmt::format("compact data {} bytes past a 256-byte boundary alone is misread", in.misalign);
-  } else if (in.other_thread && !misreads(Input{in.dtype, in.layout, in.dims, in.misalign, false})) {
-    why = "only on another thread: the same input imported on the loading thread reads right";
-  } else {
-    why = "only this combination: no simpler input (dtype, layout or alignment alone) is misread";
-  }
-  ctx.phase("judge");
-  const std::string msg = "the imported array holds the tensor's elements: " + in.text() + " (shrunk: " + why + ")";
-  if (req == "LAYOUT-11")  // "read right or refused": a SHOULD (consumer.layout.*.reversed/broadcast)
-    ctx.check_as(Severity::should, false, req, msg, "the pattern", diff);
-  else
-    ctx.check(false, req.c_str(), msg, "the pattern", diff);
+  input_space::judge_misread(ctx, in, diff,
+                             [&](const Input& x) { return reads_right(ctx, x, versioned) == std::optional<bool>(false); });
 }
 
 void consumer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;
   const bool versioned = p.at("struct") == "versioned";
-  const Input in{p.at("dtype"), p.at("layout"), dims_of(p.at("size")), misalign_of(p.at("align")),
+  const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), misalign_of(p.at("align")),
                  p.at("thread") == "other"};
   const int count = p.at("repeat") == "again" ? 2 : 1;
   const std::string what = in.text();
@@ -209,12 +144,9 @@ DLPV_CASES {
           "{repeat}) reads back right and is deleted once")
       .must({"LAYOUT-01", "LAYOUT-08", "LAYOUT-09", "LAYOUT-11", "DEL-02", "DEL-08"}).role(Role::consumer)
       .device(kCpu0)
-      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
-      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
-      .combine("size", {"scalar", "small", "k", "m"})
-      .combine("align", {"a256", "a64", "a16", "odd"})
-      .combine("thread", {"loading", "other"})
-      .combine("repeat", {"once", "again"})
+      .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
+      .combine("size", input_space::kSizes).combine("align", input_space::kAligns)
+      .combine("thread", input_space::kThreads).combine("repeat", input_space::kRepeats)
       .combine("struct", {"versioned", "legacy"},
                [](Declare& d, const std::string& k) {
                  const StructKind kind = k == "versioned" ? StructKind::versioned : StructKind::legacy;

@@ -15,39 +15,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
-#include <exception>
-#include <thread>
 
 #include "support/helpers.hpp"
+#include "support/input_space.hpp"
 
 namespace dlpv::cases {
 namespace {
 
-std::vector<int64_t> dims_of(const std::string& size) {
-  if (size == "scalar") return {};
-  if (size == "small") return {2, 3, 4};
-  if (size == "k") return {32, 64};
-  return {16, 16, 64, 64};  // m: 1 Mi elements, rank 4
-}
 
 void producer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;
   const bool versioned = ctx.versioned(), other = p.at("thread") == "other";
-  const Request r(ctx.dtype(), dims_of(p.at("size")), ctx.layout());
+  const Request r(ctx.dtype(), input_space::dims_of(p.at("size")), ctx.layout());
   const int count = p.at("repeat") == "again" ? 2 : 1;
   std::vector<Exported> exports;
   ctx.phase("export");
-  std::exception_ptr failed;  // a skip or a harness error on the export thread
   auto make = [&] {
-    try {
-      for (int i = 0; i < count; ++i) exports.push_back(export_or_skip(ctx, versioned, r, "LAYOUT-07"));
-    } catch (...) {
-      failed = std::current_exception();
-    }
+    for (int i = 0; i < count; ++i) exports.push_back(export_or_skip(ctx, versioned, r, "LAYOUT-07"));
   };
-  if (other) std::thread(make).join();
+  if (other) input_space::run_elsewhere(make);  // a skip or a harness error there is thrown here
   else make();
-  if (failed) std::rethrow_exception(failed);
   for (const Exported& e : exports) inspect_export(ctx, e, r, versioned);
   ctx.phase("deleter");
   for (Exported& e : exports) e.release();
@@ -57,11 +44,9 @@ DLPV_CASES {
   Declare("producer.input", "{struct} export of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
           "describes its values")
       .role(Role::producer).device(kCpu0)
-      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
-      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
-      .combine("size", {"scalar", "small", "k", "m"})
-      .combine("thread", {"loading", "other"})
-      .combine("repeat", {"once", "again"})
+      .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
+      .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
+      .combine("repeat", input_space::kRepeats)
       .combine("struct", {"versioned", "legacy"},
                [](Declare& d, const std::string& k) {
                  const StructKind kind = k == "versioned" ? StructKind::versioned : StructKind::legacy;

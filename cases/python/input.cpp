@@ -22,16 +22,11 @@
 
 #include "python/support/py_consumer.hpp"
 #include "python/support/py_producer.hpp"
+#include "support/input_space.hpp"
 
 namespace dlpv::py_shim {
 namespace {
 
-std::vector<int64_t> dims_of(const std::string& size) {
-  if (size == "scalar") return {};
-  if (size == "small") return {2, 3, 4};
-  if (size == "k") return {32, 64};
-  return {16, 16, 64, 64};  // m: 1 Mi elements, rank 4
-}
 
 uint32_t layout_of(const std::string& layout) {
   const std::optional<uint32_t> l = layout_from_name(layout);
@@ -46,57 +41,18 @@ void on_thread(bool other, F&& f) {
     f();
     return;
   }
-  std::exception_ptr failed;  // a skip, a harness error or a Python error, rethrown here
-  {
-    py::gil_scoped_release nogil;
-    std::thread t([&] {
-      py::gil_scoped_acquire gil;
-      try {
-        f();
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-    t.join();
-  }
-  if (failed) std::rethrow_exception(failed);
+  py::gil_scoped_release nogil;
+  input_space::run_elsewhere([&] {
+    py::gil_scoped_acquire gil;
+    f();
+  });
 }
 
-// One point of the consumer's input space.
-struct Input {
-  std::string dtype, layout;
-  std::vector<int64_t> dims;
-  size_t misalign = 0;
-  bool other_thread = false;
-  // The layout that matters: a 0-d tensor has no strides to get wrong.
-  std::string effective_layout() const { return dims.empty() && layout != "offset" ? "contiguous" : layout; }
-  std::string text() const {
-    return fmt::format("a {} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}", dtype, layout,
-                       element_count(dims), misalign, other_thread ? ", imported on another thread" : "");
-  }
-};
+using input_space::Input;
 
-MadeSpec spec_of(PythonSubject& ps, const Input& in) {
-  MadeSpec spec = home_spec(ps);
-  spec.dtype = *dtype_from_name(in.dtype);
-  spec.shape = in.dims;
-  if (in.layout == "offset") spec.extra_byte_offset = 64;
-  else spec.layout = layout_of(in.layout);
-  spec.misalign = in.misalign;
-  return spec;
-}
+MadeSpec spec_of(PythonSubject& ps, const Input& in) { return in.spec(home_spec(ps)); }
 
-// The rule an input's unusual part puts to the test: a negative or zero stride LAYOUT-11 (read
-// right "or refused", a SHOULD), byte_offset LAYOUT-08, data off dlpack.h's 256 bytes LAYOUT-09,
-// anything else LAYOUT-01. A death during the import is charged to the first that applies.
-std::string layout_requirement(const std::string& layout) {
-  return layout == "reversed" || layout == "broadcast" ? "LAYOUT-11" : layout == "offset" ? "LAYOUT-08" : "LAYOUT-01";
-}
-std::string suspect_of(const Input& in) {
-  const std::string l = layout_requirement(in.effective_layout());
-  if (l != "LAYOUT-01") return l;
-  return in.misalign != 0 ? "LAYOUT-09" : "LAYOUT-01";
-}
+std::string suspect_of(const Input& in) { return in.rule(); }
 
 // The values one import of `in` shows: "" when right; nullopt when the consumer refused it.
 std::optional<std::string> values_of(CaseContext& ctx, PythonSubject& ps, const Input& in) {
@@ -112,36 +68,11 @@ std::optional<std::string> values_of(CaseContext& ctx, PythonSubject& ps, const 
   return diff;
 }
 
-// A misread input is shrunk to the simplest input that still misreads, and the verdict goes
-// to the rule that input tests: the dtype alone (a compact 2x3x4 tensor, aligned, loading
-// thread), the layout alone, the alignment alone, or the loading thread; else the combination.
 void judge_misread(CaseContext& ctx, PythonSubject& ps, const Input& in, const std::string& diff) {
-  ctx.phase("shrink");
-  const Input plain{in.dtype, "contiguous", {2, 3, 4}, 0, false};
-  auto misreads = [&](const Input& x) {
+  input_space::judge_misread(ctx, in, diff, [&](const Input& x) {
     const auto d = values_of(ctx, ps, x);
     return d && !d->empty();
-  };
-  std::string req = "LAYOUT-01", why;
-  if (misreads(plain)) {
-    why = "a compact aligned " + in.dtype + " 2x3x4 tensor is misread too: the element type alone";
-  } else if (in.effective_layout() != "contiguous" && misreads(Input{in.dtype, in.layout, in.dims, 0, false})) {
-    req = layout_requirement(in.effective_layout());
-    why = "the " + in.layout + " layout alone (aligned data, the loading thread) is misread";
-  } else if (in.misalign != 0 && misreads(Input{in.dtype, "contiguous", in.dims, in.misalign, false})) {
-    req = "LAYOUT-09";
-    why = fmt::format("compact data {} bytes past a 256-byte boundary alone is misread", in.misalign);
-  } else if (in.other_thread && !misreads(Input{in.dtype, in.layout, in.dims, in.misalign, false})) {
-    why = "only on another thread: the same input imported on the loading thread reads right";
-  } else {
-    why = "only this combination: no simpler input (dtype, layout or alignment alone) is misread";
-  }
-  ctx.phase("judge");
-  const std::string msg = "the imported array holds the tensor's elements: " + in.text() + " (shrunk: " + why + ")";
-  if (req == "LAYOUT-11")  // "read right or refused": a SHOULD (consumer.layout.*.reversed/broadcast)
-    ctx.check_as(Severity::should, false, req, msg, "the pattern", diff);
-  else
-    ctx.check(false, req.c_str(), msg, "the pattern", diff);
+  });
 }
 
 // Imports of `in`, `count` of them alive at once (repeat "again": two), then released in the
@@ -190,7 +121,7 @@ void consumer_input(CaseContext& ctx) {
     if (home_spec(ps).device.device_type != kDLCPU)
       ctx.skip("the package's home device is " + device_name(ps.home_device()) +
                ": these inputs are host memory (the device.consumer.* cases feed its own device)");
-    const Input in{p.at("dtype"), p.at("layout"), dims_of(p.at("size")), misalign_named(p.at("align")),
+    const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), misalign_named(p.at("align")),
                    p.at("thread") == "other"};
     import_alive(ctx, ps, in, p.at("repeat") == "again" ? 2 : 1);
   });
@@ -200,12 +131,9 @@ DLPV_CASES {
   Declare("python.input.consumer", "from_dlpack reads a {dtype} {layout} {size} tensor ({align} data, {thread} "
           "thread, {repeat}) right and deletes it once")
       .must({"LAYOUT-01", "LAYOUT-08", "LAYOUT-09", "LAYOUT-11", "DEL-02", "DEL-08"}).python()
-      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
-      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
-      .combine("size", {"scalar", "small", "k", "m"})
-      .combine("align", {"a256", "a64", "a16", "odd"})
-      .combine("thread", {"loading", "other"})
-      .combine("repeat", {"once", "again"})
+      .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
+      .combine("size", input_space::kSizes).combine("align", input_space::kAligns)
+      .combine("thread", input_space::kThreads).combine("repeat", input_space::kRepeats)
       .pairwise()
       .needs({need::import_legacy})
       .proven_by({"consumer_large_strides_ignored", "consumer_thread_affine", "consumer_shared_release",
@@ -226,7 +154,7 @@ void producer_input(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const auto& p = ctx.info().params;
     const DLDataType dtype = *dtype_from_name(p.at("dtype"));
-    const std::vector<int64_t> dims = dims_of(p.at("size"));
+    const std::vector<int64_t> dims = input_space::dims_of(p.at("size"));
     const std::string layout = p.at("layout");
     const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
     if (ps.home_device().device_type != kDLCPU)
@@ -292,11 +220,9 @@ DLPV_CASES {
           "describes its values")
       .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01"}).python()
       .also_needs(need::producer_protocol)
-      .combine("dtype", {"float32", "int16", "uint8", "float64", "bool", "complex64", "bfloat16"})
-      .combine("layout", {"contiguous", "fortran", "strided", "offset", "reversed", "broadcast"})
-      .combine("size", {"scalar", "small", "k", "m"})
-      .combine("thread", {"loading", "other"})
-      .combine("repeat", {"once", "again"})
+      .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
+      .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
+      .combine("repeat", input_space::kRepeats)
       .pairwise()
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
                   "export_scalar_as_1d", "export_narrow_int_signed"})

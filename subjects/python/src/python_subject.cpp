@@ -518,6 +518,9 @@ py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<i
 
 #define DLPV_PY_EXPORT_BODY(VERSIONED)                                                            \
   py::gil_scoped_acquire gil;                                                                     \
+  /* An error a previous export's deleter left set (python.deleter.no_python_error judges that)   \
+     is not this request's: it would surface in the next call into Python. */                     \
+  if (PyErr_Occurred()) PyErr_Clear();                                                            \
   try {                                                                                           \
     std::vector<int64_t> shape(req.shape, req.shape + req.ndim);                                  \
     py::object x = source_for(req, shape);                                                        \

@@ -33,6 +33,8 @@ _MAKE = {
     "mlx": ("import mlx.core as mx", "mx.arange({n}).astype(mx.{dt}).reshape({shape})"),
     "tensorflow": ("import tensorflow as tf", "tf.reshape(tf.cast(tf.range({n}), tf.{dt}), {shape})"),
     "array_api_strict": ("import array_api_strict as xp", "xp.reshape(xp.astype(xp.arange({n}), xp.{dt}), {shape})"),
+    # dpnp: on its SYCL device (run the script with scripts/oneapi.sh's python-oneapi)
+    "dpnp": ("import dpnp", "dpnp.arange({n}).astype(dpnp.{dt}).reshape({shape})"),
 }
 _FROM = {
     "numpy": "np.from_dlpack({x})",
@@ -42,6 +44,7 @@ _FROM = {
     "mlx": "mx.from_dlpack({x})",
     "tensorflow": "tf.experimental.dlpack.from_dlpack({x}.__dlpack__())",
     "array_api_strict": "xp.from_dlpack({x})",
+    "dpnp": "dpnp.from_dlpack({x})",
 }
 # Non-contiguous layouts, as views (only where the library has NumPy-style views).
 _LAYOUT = {
@@ -400,8 +403,9 @@ def _protocol_script(r, lib, params):
         return None, "no plain recipe for a read-only array"
     return make + [
         "def own_address(a):",
-        "    ai = getattr(a, '__array_interface__', None)",
-        "    if ai: return ai['data'][0]",
+        "    for name in ('__array_interface__', '__sycl_usm_array_interface__', '__cuda_array_interface__'):",
+        "        ai = getattr(a, name, None)",
+        "        if ai: return ai['data'][0]",
         "    return a.data_ptr() if hasattr(a, 'data_ptr') else None",
         "src = own_address(x)",
         f"print('calling {call}')",

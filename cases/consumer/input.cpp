@@ -27,10 +27,6 @@ namespace dlpv::cases {
 namespace {
 
 
-size_t misalign_of(const std::string& align) {
-  return align == "a64" ? 64 : align == "a16" ? 16 : align == "odd" ? 1 : 0;
-}
-
 // Run `f` here or on a thread of its own, and wait for it.
 template <class F>
 void on_thread(bool other, F&& f) {
@@ -83,7 +79,7 @@ void judge_misread(CaseContext& ctx, const Input& in, bool versioned, const std:
 void consumer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;
   const bool versioned = p.at("struct") == "versioned";
-  const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), misalign_of(p.at("align")),
+  const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), input_space::misalign_named(p.at("align")),
                  p.at("thread") == "other"};
   const int count = p.at("repeat") == "again" ? 2 : 1;
   const std::string what = in.text();

@@ -52,12 +52,11 @@ using input_space::Input;
 
 MadeSpec spec_of(PythonSubject& ps, const Input& in) { return in.spec(home_spec(ps)); }
 
-std::string suspect_of(const Input& in) { return in.rule(); }
 
 // The values one import of `in` shows: "" when right; nullopt when the consumer refused it.
 std::optional<std::string> values_of(CaseContext& ctx, PythonSubject& ps, const Input& in) {
   Feed f;
-  on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), speaks_versioned(ps), {}, {}, suspect_of(in)); });
+  on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), speaks_versioned(ps), {}, {}, in.rule()); });
   std::optional<std::string> diff;
   if (!f.result.raised) {
     std::string d;
@@ -82,7 +81,7 @@ void import_alive(CaseContext& ctx, PythonSubject& ps, const Input& in, int coun
   const std::string what = in.text();
   std::vector<Feed> feeds(static_cast<size_t>(count));
   for (Feed& f : feeds) {
-    on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), versioned, {}, {}, suspect_of(in)); });
+    on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), versioned, {}, {}, in.rule()); });
     if (f.result.raised) {
       for (Feed& g : feeds)
         if (g.probe) g.settle(ctx);
@@ -90,7 +89,7 @@ void import_alive(CaseContext& ctx, PythonSubject& ps, const Input& in, int coun
       ctx.skip("the consumer refused " + what + ": " + f.result.text);
     }
   }
-  ctx.phase("read", suspect_of(in));
+  ctx.phase("read", in.rule());
   std::vector<std::string> diffs(feeds.size());
   for (size_t i = 0; i < feeds.size(); ++i) {
     on_thread(in.other_thread, [&] { diffs[i] = values_differ(ps, feeds[i].result.value, *feeds[i].made); });

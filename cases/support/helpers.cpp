@@ -152,7 +152,6 @@ int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) 
 std::string never_lends(CaseContext& ctx, const Request& r) {
   if (ctx.subject().info().kind == "python") return ctx.subject().never_lends();
   Request plain = r;
-  plain.req.shape = plain.shape.data();
   plain.req.flags &= ~static_cast<uint32_t>(DLPV_REQ_COPY | DLPV_REQ_NO_COPY);
   Exported p;
   if (ctx.subject().export_versioned(plain.req, &p.v) != DLPV_OK || !p.v ||
@@ -160,7 +159,6 @@ std::string never_lends(CaseContext& ctx, const Request& r) {
     return {};
   const uint64_t flags = p.v->flags;
   Request lend = plain;
-  lend.req.shape = lend.shape.data();
   lend.req.flags |= DLPV_REQ_NO_COPY;
   Exported q;
   const int rc = ctx.subject().export_versioned(lend.req, &q.v);

@@ -18,6 +18,14 @@ struct Request {
   std::vector<int64_t> shape;
   DLPVRequest req{};
   Request(DLDataType dtype, std::vector<int64_t> shape, uint32_t layout, uint32_t flags = 0);
+  // A copy's req.shape points at its own shape, never at the original's.
+  Request(const Request& o) : shape(o.shape), req(o.req) { req.shape = shape.data(); }
+  Request& operator=(const Request& o) {
+    shape = o.shape;
+    req = o.req;
+    req.shape = shape.data();
+    return *this;
+  }
 };
 
 /// A tensor the subject exported; the validator calls its deleter exactly once (release()).

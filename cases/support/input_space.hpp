@@ -26,6 +26,11 @@ inline const std::vector<std::string> kAligns{"a256", "a64", "a16", "odd"};
 inline const std::vector<std::string> kThreads{"loading", "other"};
 inline const std::vector<std::string> kRepeats{"once", "again"};
 
+/// Bytes past a 256-byte boundary for an alignment value: a256 0, a64 64, a16 16, a4 4, odd 1.
+inline size_t misalign_named(const std::string& align) {
+  return align == "a256" ? 0 : align == "a64" ? 64 : align == "a16" ? 16 : align == "a4" ? 4 : 1;
+}
+
 /// The shape of a size value: scalar (0-d), small (2x3x4), k (32x64: 2,048 elements), m
 /// (16x16x64x64: 1 Mi elements, rank 4).
 inline std::vector<int64_t> dims_of(const std::string& size) {

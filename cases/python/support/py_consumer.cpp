@@ -54,10 +54,6 @@ MadeSpec home_spec(PythonSubject& ps) {
   return spec;
 }
 
-size_t misalign_named(const std::string& align) {
-  return align == "a256" ? 0 : align == "a64" ? 64 : align == "a16" ? 16 : align == "a4" ? 4 : 1;
-}
-
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
           py::dict kwargs, const std::function<void(ProbeConfig&)>& tweak, const std::string& reaches) {
   ctx.phase("setup");

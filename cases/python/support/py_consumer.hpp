@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "py_helpers.hpp"
+#include "support/input_space.hpp"
 
 namespace dlpv::py_shim {
 
@@ -77,9 +78,8 @@ std::string legacy_reason(PythonSubject& ps);
 MadeSpec home_spec(PythonSubject& ps);
 /// A tensor labelled `device`: real CUDA memory where a GPU is present, the label alone otherwise.
 MadeSpec labelled_spec(DLDevice device);
-/// Bytes past a 256-byte boundary for an alignment axis value: a256 0, a64 64, a16 16, a4 4,
-/// odd 1.
-size_t misalign_named(const std::string& align);
+/// Bytes past a 256-byte boundary for an alignment axis value (support/input_space.hpp).
+using input_space::misalign_named;
 
 /// from_dlpack(probe, **kwargs) of a tensor built from `spec`; `tweak` adjusts the probe.
 /// `reaches`: the requirement a death during the import is charged to (a tensor on a device the

@@ -504,16 +504,14 @@ void PythonSubject::reuse_sources(bool on) {
 // a plain host request), or while reuse_sources is on, the previous one for the same request.
 py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<int64_t>& shape) {
   const DLDevice where = case_device(*this, req.device);
+  if (!reuse_) return make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
   const std::string key = fmt::format("{} {} {} {} {}:{}", shape_text(shape.data(), static_cast<int32_t>(shape.size())),
                                       dtype_name(req.dtype), layout_name(req.layout), req.flags,
                                       static_cast<int>(where.device_type), where.device_id);
-  if (reuse_ && source_ && key == source_key_) return source_;
-  py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
-  if (reuse_) {
-    source_ = x;
-    source_key_ = key;
-  }
-  return x;
+  if (source_ && key == source_key_) return source_;
+  source_ = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
+  source_key_ = key;
+  return source_;
 }
 
 #define DLPV_PY_EXPORT_BODY(VERSIONED)                                                            \

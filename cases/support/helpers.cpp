@@ -205,7 +205,10 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
     ~Reuse() { s.reuse_sources(false); }
   } reuse(ctx.subject());
   for (int i = 0; i < kWarmup + cycles; ++i) {
-    if (i == kWarmup) before = heap_in_use();
+    if (i == kWarmup) {
+      ctx.subject().settle();
+      before = heap_in_use();
+    }
     DLManagedTensorVersioned* v = nullptr;
     DLManagedTensor* l = nullptr;
     const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
@@ -216,6 +219,7 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
     call_deleter(v, true);
     call_deleter(l, false);
   }
+  ctx.subject().settle();
   return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
 }
 

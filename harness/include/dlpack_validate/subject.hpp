@@ -87,6 +87,11 @@ class Subject {
   /// cycles (DEL-01, DEL-11) turn it on, so that what they measure is the export and its deleter,
   /// not the making of source arrays.
   virtual void reuse_sources(bool on) { (void)on; }
+  /// Waits for the work the library has queued and not yet finished (a SYCL queue's tasks,
+  /// whose completion frees their memory on the runtime's own threads), so that a heap reading
+  /// after it counts what the library keeps, not what it is about to free. A synchronisation
+  /// the library offers, never a sleep; a plugin has nothing queued.
+  virtual void settle() {}
 };
 
 /// The device a case's request means on `subject`: a plain host request (kDLCPU 0) is the

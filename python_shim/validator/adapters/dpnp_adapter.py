@@ -80,6 +80,12 @@ class Adapter:
         q.wait()
         return a
 
+    def synchronize(self):
+        # The queue's finished tasks are freed on the SYCL runtime's threads; a heap reading
+        # (the deleter cases) waits for them here first.
+        if self._queue is not None:
+            self._queue.wait()
+
     def from_dlpack(self, obj, **kwargs):
         return dpnp.from_dlpack(obj, **kwargs)
 

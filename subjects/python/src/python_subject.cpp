@@ -500,6 +500,17 @@ void PythonSubject::reuse_sources(bool on) {
   source_ = py::object();
 }
 
+void PythonSubject::settle() {
+  py::gil_scoped_acquire gil;
+  if (!adapter_ || !py::hasattr(adapter_, "synchronize")) return;
+  try {
+    adapter_.attr("synchronize")();
+  } catch (py::error_already_set&) {
+    // A queue that cannot be waited on leaves the reading as it is (the error is cleared with
+    // the exception); the next call into the library reports whatever is wrong with it.
+  }
+}
+
 // The array an export request is asked of: made by the adapter (on the subject's own device for
 // a plain host request), or while reuse_sources is on, the previous one for the same request.
 py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<int64_t>& shape) {

@@ -72,6 +72,7 @@ LAWFUL = frozenset({
     "lawful_consumer_only",              # its arrays have no __dlpack__: a consumer-only library
     "lawful_producer_only",              # the module has no from_dlpack: a producer-only release
     "lawful_always_copies",              # storage it cannot lend: every export a flagged copy, copy=False refused
+    "lawful_deferred_frees",             # the deleter queues its frees; synchronize() (or a full queue) runs them
 })
 
 
@@ -125,6 +126,9 @@ class Adapter:
 
     def current_stream(self, device):
         return _fakearray.current_stream(int(device[0]))
+
+    def synchronize(self):
+        _fakearray.synchronize()
 
     def to_bytes(self, array):
         return getattr(array, "inner", array).to_bytes()

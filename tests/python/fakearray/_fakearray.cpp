@@ -95,8 +95,41 @@ bool retire(void* self) {
   return g_live.erase(self) == 1;
 }
 
+// lawful_deferred_frees: a deleter that hands its work to a queue, as a SYCL runtime frees once
+// its tasks finish. The queue runs when the library is synchronized (fakearray.synchronize(),
+// the adapter's synchronize()) or once it holds 10,000 entries: the memory is freed, later.
+std::mutex& g_deferred_mutex = *new std::mutex;
+std::vector<std::function<void()>>& g_deferred = *new std::vector<std::function<void()>>;
+
+void run_deferred() {
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard<std::mutex> lock(g_deferred_mutex);
+    work.swap(g_deferred);
+  }
+  for (auto& w : work) w();
+}
+
+template <class M>
+void delete_managed_now(M* self);
+
 template <class M>
 void delete_managed(M* self) {
+  if (bug("lawful_deferred_frees")) {
+    bool full = false;
+    {
+      std::lock_guard<std::mutex> lock(g_deferred_mutex);
+      g_deferred.push_back([self] { delete_managed_now(self); });
+      full = g_deferred.size() >= 10000;
+    }
+    if (full) run_deferred();
+    return;
+  }
+  delete_managed_now(self);
+}
+
+template <class M>
+void delete_managed_now(M* self) {
   auto* ctx = static_cast<Ctx*>(self->manager_ctx);
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
   if (!retire(self)) return;
@@ -863,6 +896,7 @@ PYBIND11_MODULE(_fakearray, m) {
     g_bugs = {bugs.begin(), bugs.end()};
     install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
   });
+  m.def("synchronize", [] { run_deferred(); });
   m.def("bugs", [] { return std::vector<std::string>(g_bugs.begin(), g_bugs.end()); });
   py::class_<Array, std::shared_ptr<Array>>(m, "Array", py::dynamic_attr())
       .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),

@@ -88,6 +88,8 @@ class PythonSubject final : public Subject {
   /// their arrays and label their probes. The CPU when the adapter declares none.
   DLDevice home_device() const override { return home_; }
   void reuse_sources(bool on) override;
+  /// adapter.synchronize() where the adapter has one (dpnp: its SYCL queue's wait()).
+  void settle() override;
   /// The adapter's devices() as DLDevices ({CPU} when it has no devices()).
   const std::vector<DLDevice>& devices() const { return devices_; }
   /// from_dlpack through the adapter.

@@ -300,6 +300,8 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     if (d != std::pair<int, int>{1, 0} && d != std::pair<int, int>{a.device_type, 0} && !bug("dl_device_ignored"))
       raise(PyExc_BufferError, "fakearray can only export to the CPU (1, 0) or the array's own device");
     to_host = d == std::pair<int, int>{1, 0} && a.device_type != kDLCPU;
+    // dl_device_cpu_refused: an ext_dev array is never copied to the host (DEV-05).
+    if (to_host && bug("dl_device_cpu_refused")) raise(PyExc_BufferError, "fakearray does not copy ext_dev arrays to the host");
   }
   if (a.big_endian && !bug("exports_big_endian")) raise(PyExc_BufferError, "DLPack only supports native byte order");
   // export_memory_error: every export fails with MemoryError (an out-of-memory failure is no
@@ -372,8 +374,9 @@ const std::set<std::pair<int, int>> kImportable = {
 
 /// Why fakearray cannot hold a tensor ("" if it can). Reads only the DLTensor's fields.
 std::string refusal(const DLTensor& t, uint64_t flags) {
-  if (t.device.device_type != kDLCPU && !g_device_kw_wraps)
-    return "fakearray can only import CPU (kDLCPU) tensors";
+  // Its own two heaps: the CPU's and ext_dev's (an ext_dev import stays on ext_dev, DEV-07).
+  if (t.device.device_type != kDLCPU && t.device.device_type != kDLExtDev && !g_device_kw_wraps)
+    return "fakearray can only import CPU (kDLCPU) and ext_dev (kDLExtDev) tensors";
   if (t.dtype.lanes != 1 || !kImportable.count({t.dtype.code, t.dtype.bits}))
     return "unsupported dtype in DLTensor";
   if (t.ndim < 0 || t.ndim > 64) return "unsupported number of dimensions";
@@ -394,6 +397,9 @@ std::shared_ptr<Array> wrap(const DLTensor& t, uint64_t flags, std::function<voi
     acc *= a->shape[i];
   }
   a->read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 && !bug("consumer_read_only_ignored");
+  // consumer_ext_as_cpu: an ext_dev tensor's memory taken for host memory, the array on the CPU.
+  if (t.device.device_type == kDLExtDev && !g_device_kw_wraps && !bug("consumer_ext_as_cpu"))
+    a->device_type = kDLExtDev;
   if (bug("consumer_result_device_wrong")) a->device_id = 1;
   unsigned char* first = t.data ? static_cast<unsigned char*>(t.data) + t.byte_offset : nullptr;
   static unsigned char empty_byte = 0;
@@ -495,6 +501,7 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     raise(PyExc_TypeError, "not an array");
   if (bug("consumer_accepts_anything") && !py::hasattr(obj, "__dlpack__"))
     return array_object(make({0}, kDLFloat, 32, "contiguous", false, ""));  // "an empty array will do"
+  if (bug("consumer_device_cpu_ignored")) device = py::none();  // device= accepted, then dropped
   if (!device.is_none()) {
     const bool cpu = (py::isinstance<py::str>(device) && device.cast<std::string>() == "cpu") ||
                      (py::isinstance<py::tuple>(device) && device.cast<std::pair<int, int>>() == std::pair<int, int>{1, 0});

@@ -29,6 +29,11 @@ exec "$PY" "\$@"
 SH
 chmod +x "$WRAP.part"
 mv "$WRAP.part" "$WRAP"
+# Opt-in layering for the cross-device pairs (tests/peers: peers.oneapi_matrix): with
+# DLPV_LAYER_SITE set to another venv's site-packages (the peers': NumPy, torch, JAX), that
+# folder comes after this venv's own, so dpnp and its NumPy stay first. Unset, nothing changes.
+SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo 'import os, sys; p = os.environ.get("DLPV_LAYER_SITE"); p and p not in sys.path and sys.path.append(p)' > "$SITE/dlpv_layer.pth"
 if [ -z "$ICD" ]; then
   echo "oneapi: no libintelocl.so in $VENV/lib: intel-opencl-rt did not install its runtime; dpnp will find no SYCL device" >&2
 fi

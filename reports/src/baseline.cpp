@@ -242,6 +242,23 @@ Baseline load_xfails_list(const std::string& path) {
   return b;
 }
 
+// Whether every library an entry's `when` names (subject, producer, consumer) is among the
+// run's subjects: an entry about a library this run did not load is not stale, only not
+// applicable here (one baseline file serves runs of different library sets).
+bool applicable(const BaselineEntry& e, const json& run) {
+  auto loaded = [&](const std::string& glob) {
+    if (!run.contains("subjects") || !run["subjects"].is_array()) return false;
+    for (const auto& s : run["subjects"]) {
+      std::string name = detail::text(s, "name");
+      if (name.empty()) name = detail::text(s, "path");
+      if (name_matches(glob, name)) return true;
+    }
+    return false;
+  };
+  return (!e.has_subject || loaded(e.subject_glob)) && (!e.has_producer || loaded(e.producer_glob)) &&
+         (!e.has_consumer || loaded(e.consumer_glob));
+}
+
 void apply_baseline(json& run, const Baseline& baseline, const std::string& path) {
   std::vector<bool> used(baseline.entries.size(), false);
   json xpass = json::array();
@@ -268,13 +285,16 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
     }
   }
   json stale = json::array();
+  json elsewhere = json::array();
   for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
-    if (!used[i]) stale.push_back(baseline.entries[i].raw);
+    if (used[i]) continue;
+    (applicable(baseline.entries[i], run) ? stale : elsewhere).push_back(baseline.entries[i].raw);
   }
   json report = json::object();
   report["path"] = path;
   report["sha256"] = baseline.sha256;
   report["stale"] = std::move(stale);
+  report["not_applicable"] = std::move(elsewhere);
   report["xpass"] = std::move(xpass);
   run["baseline_report"] = std::move(report);
   if (!run.contains("options") || !run["options"].is_object()) run["options"] = json::object();

@@ -30,6 +30,11 @@ order), so the release's NumPy is the one imported. Only the results with the re
 side are kept; a partner that cannot be imported beside the release is a load error in the log
 and its pairs are not run.
 
+A SYCL release (dpnp) carries `env:oneapi` among its requirements: not a package, but the word
+that its runs need Intel's OpenCL CPU runtime from its own venv (the venv's lib/ on
+LD_LIBRARY_PATH, its libintelocl.so in OCL_ICD_FILENAMES, ONEAPI_DEVICE_SELECTOR=opencl:cpu), as
+bin/python-oneapi sets for the pinned oneAPI peer (scripts/oneapi.sh).
+
 --shard K/N splits the list (the i-th selected line, from 0, goes to part i mod N + 1), so a CI
 job matrix sweeps in parallel and one job merges the parts' sweep.json files with
 `dlpack-validate report merge` (docs/atlas.md). The exit code is 0 when every installable line
@@ -54,6 +59,26 @@ def bad(message):
     sys.exit(2)
 
 
+ENV_WORDS = {"env:oneapi"}  # requirement columns that are not packages (see the docstring)
+
+
+def pip_requirements(line):
+    return [r for r in line["requirements"] if r not in ENV_WORDS]
+
+
+def run_env(line, venv, env):
+    """`env` with what the line's env: words ask for (env:oneapi: the SYCL runtime of the venv)."""
+    if "env:oneapi" not in line["requirements"]:
+        return env
+    lib = os.path.join(venv, "lib")
+    icd = sorted(n for n in os.listdir(lib) if n.startswith("libintelocl.so") and not n.endswith("-gdb.py"))
+    out = dict(env, LD_LIBRARY_PATH=lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""))
+    out.setdefault("ONEAPI_DEVICE_SELECTOR", "opencl:cpu")
+    if icd:
+        out.setdefault("OCL_ICD_FILENAMES", os.path.join(lib, icd[0]))
+    return out
+
+
 def read_releases(path, only):
     lines = []
     try:
@@ -67,7 +92,7 @@ def read_releases(path, only):
         if len(cols) < 3 or not all(c.strip() for c in cols):
             bad(f"{path}:{n}: expected SUBJECT<TAB>RELEASE<TAB>REQUIREMENT[<TAB>...], got {line!r}")
         for req in cols[2:]:
-            if "==" not in req and not req.startswith("script:"):
+            if "==" not in req and not req.startswith("script:") and req not in ENV_WORDS:
                 bad(f"{path}:{n}: requirement {req!r} is not pinned (NAME==VERSION)")
         lines.append({"subject": cols[0], "release": cols[1], "requirements": cols[2:]})
     if only:
@@ -152,7 +177,7 @@ def make_venv(line, cache, base, budget):
         subprocess.run([base, "-m", "venv", venv], check=True)
         env = dict(os.environ, PIP_CACHE_DIR=os.path.join(cache, "pip"), PIP_DISABLE_PIP_VERSION_CHECK="1")
         p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--only-binary", ":all:"]
-                           + line["requirements"], capture_output=True, text=True, env=env)
+                           + pip_requirements(line), capture_output=True, text=True, env=env)
         info = {"requirements": line["requirements"], "install_s": round(time.monotonic() - t0, 1)}
         if p.returncode != 0:
             last = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
@@ -249,6 +274,7 @@ def main():
         record = os.path.join(a.out, f"{line['subject']}-{line['release']}.json")
         # A release built for another interpreter carries its own validator (script lines).
         env = dict(os.environ) if info.get("own_validator") else dict(os.environ, PYTHONPATH=a.validator_path)
+        env = run_env(line, venv, env)
         t0 = time.monotonic()
         repro = ["--repro", os.path.join(a.out, "repro", f"{line['subject']}-{line['release']}")] if a.repro else []
         p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "validator", line["subject"], "--deterministic",

@@ -86,6 +86,36 @@ class Adapter:
         if self._queue is not None:
             self._queue.wait()
 
+    # Streams on kDLOneAPI are SYCL queues (dpnp's __dlpack__(stream=...) takes a dpctl.SyclQueue
+    # and orders its export after the array's work on it): python.stream.queue_ordered.
+    def make_stream(self, device):
+        if tuple(device) != (_ONEAPI, 0) or self._queue is None:
+            raise NotImplementedError(f"the dpnp adapter makes queues on kDLOneAPI device 0 only, not {tuple(device)}")
+        return dpctl.SyclQueue(self._queue.sycl_context, self._queue.sycl_device)
+
+    def pending(self, shape, dtype_key, device):
+        """An array whose last writes (the pattern) are still queued: a copy kernel not waited for."""
+        if tuple(device) != (_ONEAPI, 0):
+            raise NotImplementedError(f"the dpnp adapter allocates on kDLOneAPI device 0 only, not {tuple(device)}")
+        shape = tuple(int(s) for s in shape)
+        src = dpnp.asarray(L.logical(tuple(dtype_key), shape), sycl_queue=self._queue)
+        self._queue.wait()
+        a = dpnp.zeros(shape, dtype=src.dtype, sycl_queue=self._queue)
+        self._queue.wait()
+        a[...] = src  # queued on the array's queue, not waited for
+        return a
+
+    def read_on_stream(self, address, nbytes, stream):
+        """The bytes at a USM address, copied to the host by a command on `stream` (a SyclQueue)."""
+        import dpctl.memory as dpm
+
+        class _Usm:
+            __sycl_usm_array_interface__ = {"data": (int(address), True), "shape": (int(nbytes),),
+                                            "typestr": "|u1", "version": 1, "syclobj": stream}
+        host = np.empty(int(nbytes), dtype=np.uint8)
+        stream.memcpy(host, dpm.as_usm_memory(_Usm()), int(nbytes))
+        return host.tobytes()
+
     def from_dlpack(self, obj, **kwargs):
         return dpnp.from_dlpack(obj, **kwargs)
 

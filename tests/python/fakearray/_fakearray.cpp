@@ -69,7 +69,16 @@ struct Array {
   int32_t device_type = kDLCPU;          // kDLCPU, or kDLExtDev for the "ext_dev" heap
   int32_t device_id = 0;                 // consumer_result_device_wrong plants 1 on imports
   py::object last_capsule = py::none();  // for the same_capsule bug
+  // An ext_dev array's writes still queued (make_pending): its final bytes, written when the
+  // array's work is waited for (settle: a copy, to_bytes, an export asked with an ext_dev queue).
+  std::vector<unsigned char> pending;
 };
+
+void settle(Array& a) {
+  if (a.pending.empty()) return;
+  std::memcpy(a.buf->data + a.offset, a.pending.data(), a.pending.size());
+  a.pending.clear();
+}
 
 size_t itemsize(const Array& a) { return a.dtype.bits / 8; }
 unsigned char* element0(const Array& a) { return a.buf->data + a.offset; }
@@ -273,7 +282,12 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     dl_device = py::none();
     stream = py::none();
   }
-  if (!stream.is_none()) {
+  // An ext_dev queue (fakearray.Queue): the export is ordered after the array's queued writes
+  // (STRM-05); queue_not_ordered hands the memory out as it is.
+  const bool ext_queue = !stream.is_none() && py::hasattr(stream, "_fakearray_queue") && a.device_type == kDLExtDev;
+  if (ext_queue) {
+    if (!bug("queue_not_ordered")) settle(a);
+  } else if (!stream.is_none()) {
     if (!py::isinstance<py::int_>(stream)) {
       if (!bug("accepts_bad_args")) raise(PyExc_TypeError, "stream must be None or an int");
     } else if (!bug("stream_accepted")) {
@@ -336,6 +350,7 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     do_copy = false;
   if (bug("copy_false_copies") && !copy.is_none() && !copy.cast<bool>()) do_copy = true;
   if (bug("default_copies") && copy.is_none()) do_copy = true;
+  if (do_copy) settle(a);  // a copy is made after the array's queued writes
   if (bug("lawful_legacy_under_max_version")) versioned = false;  // lawful: "or of a different version"
   if (!versioned && a.read_only && !bug("lawful_read_only_legacy_exported") && !request_ignored)
     raise(PyExc_BufferError, "cannot export a read-only array as a legacy capsule (no READ_ONLY flag)");
@@ -912,7 +927,10 @@ PYBIND11_MODULE(_fakearray, m) {
         return py::make_tuple(a.device_type, bug("device_id_wrong") ? 1 : a.device_id);
       })
       .def("data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(element0(a)); })
-      .def("to_bytes", &to_bytes)
+      .def("to_bytes", [](Array& a) {  // the library's own host copy waits for its queued writes
+        settle(a);
+        return to_bytes(a);
+      })
       .def_property_readonly("writable", [](const Array& a) { return !a.read_only; })
       .def_property_readonly("shape", [](const Array& a) { return a.shape; });
   m.def("from_dlpack", &from_dlpack, py::arg("x"), py::kw_only(), py::arg("copy") = py::none(),
@@ -921,6 +939,15 @@ PYBIND11_MODULE(_fakearray, m) {
   install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
   m.def("make", &make, py::arg("shape"), py::arg("code"), py::arg("bits"), py::arg("layout"),
         py::arg("read_only"), py::arg("data"), py::arg("device_type") = static_cast<int>(kDLCPU));
+  // An ext_dev array of zeros whose writes of `data` are still queued (python.stream.queue_ordered).
+  m.def("make_pending", [](std::vector<int64_t> shape, int code, int bits, const std::string& data) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    auto a = make(shape, code, bits, "contiguous", false, std::string(static_cast<size_t>(n) * (bits / 8), '\0'),
+                  static_cast<int>(kDLExtDev));
+    a->pending.assign(data.begin(), data.end());
+    return a;
+  });
   m.def("make_big_endian", [](int64_t n) {
     auto a = make({n}, kDLFloat, 32, "contiguous", false, std::string(static_cast<size_t>(n) * 4, '\0'));
     a->big_endian = true;

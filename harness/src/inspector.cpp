@@ -4,6 +4,7 @@
 // the library becomes a finding rather than a crash of the worker.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
+#include <dlpack_validate/sycl.hpp>
 #include <dlpack_validate/case.hpp>
 #include <dlpack_validate/tensor.hpp>
 #include <fmt/format.h>
@@ -131,6 +132,7 @@ bool read_data(const DLTensor& t, const void* addr, void* dst, size_t n) {
   const int dt = static_cast<int>(t.device.device_type);
   if (dt == kDLCUDA || dt == kDLCUDAManaged)
     return cuda::use_device(t.device.device_id) && cuda::copy_to_host(addr, dst, n);
+  if (dt == DLPV_DEV_ONEAPI) return sycl::copy_to_host(addr, dst, n);  // USM, through the SYCL runtime
   return safe_read(addr, dst, n);
 }
 
@@ -528,7 +530,22 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
     add("LAYOUT-07", Severity::may, true, "device memory not checked: " + no_cuda);
     return;
   }
-  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost && dt != kDLCUDA) {
+  // kDLOneAPI (14): USM of the SYCL runtime's default context (the one dpctl's queues share), read
+  // through the runtime; host memory under that label is a mislabel.
+  if (dt == DLPV_DEV_ONEAPI) {
+    std::string no_sycl;
+    if (!sycl::available(&no_sycl)) {
+      add("LAYOUT-07", Severity::may, true, "oneAPI memory not checked: " + no_sycl);
+      return;
+    }
+    const int usm = t.data ? sycl::pointer_type(t.data) : 0;
+    if (!add("DEV-02", Severity::must, usm != 0,
+             "a kDLOneAPI tensor's data is USM memory of the SYCL device (device, shared or host allocation)",
+             "a USM allocation", sycl::pointer_type_name(usm)))
+      return;
+  }
+  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost && dt != kDLCUDA &&
+      dt != DLPV_DEV_ONEAPI) {
     add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device, want.device) +
         " is not host-addressable");
     return;

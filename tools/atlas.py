@@ -22,7 +22,8 @@ atlas folder fits in the disk budget (--budget-gib, default 20), which is printe
 requirements cannot be installed (no wheel for this interpreter, a resolver conflict) is
 recorded in the manifest with pip's last line and is not a failure of the sweep.
 
-Pairs: with --partners, each release also runs the pair cases (pair.*) against one fixed
+Pairs: with --partners, each release also runs the pair cases (pair.*, and python.pair.*: the
+cross-device ones, where the two live on different devices) against one fixed
 release of each partner library: the ones installed in the interpreter --partner-python names
 (the pinned peers' venv, scripts/peers.sh). The release's own packages come first on the path
 and the partners' after them (a throwaway venv whose .pth adds the two site folders in that
@@ -303,6 +304,7 @@ def main():
                 pairs = os.path.join(a.out, f"{line['subject']}-{line['release']}.pairs-{partner}.json")
                 t0 = time.monotonic()
                 p = subprocess.run([py, "-m", "validator", line["subject"], partner, "--filter", "pair.*",
+                                    "--filter", "python.pair.*",
                                     "--deterministic", "-q", "--json", pairs] + a.validator_args,
                                    capture_output=True, text=True, env=env)
                 took = round(time.monotonic() - t0, 1)

@@ -10,8 +10,9 @@ them). Every round must end with:
 - the supervisor alive: exit 0 or 1, a complete record;
 - exactly one result per planned case (none missing, none twice, nothing "not run"), unless
   this process hit both the first worker and the second one the supervisor starts when the
-  first cannot load: then "the subject crashes at load" is the right reading, and the round
-  is reported, not judged on its missing cases;
+  first cannot load ("the subject crashes at load" is then the right reading), or hit each of
+  the last N workers when the supervisor stops after N fresh workers in a row died before
+  finishing a case: such a round is reported, not judged on its missing cases;
 - no false pass: a case passes only if it passes in the clean run, and otherwise ends with
   its clean status or crash/timeout/error;
 - the supervisor's peak resident memory under --max-rss-mib.
@@ -26,6 +27,7 @@ import fnmatch
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -189,12 +191,19 @@ def main():
         # that the subject crashes at load. When this process hit both of those workers, that
         # conclusion is the right one (it is what a library that dies at load looks like), not
         # a fault of the supervisor: the round is reported and not judged.
-        excused = (record is not None and record.get("not_run")
-                   and " at load " in (record["not_run"][0].get("reason") or "")
-                   and len(order) >= 2 and order[0] in hit_pids and order[1] in hit_pids)
+        # Likewise when it gives up after N fresh workers in a row died before finishing a case
+        # ("the subject ends its own process") and this process hit the last N workers it saw.
+        reason = (record or {}).get("not_run") and (record["not_run"][0].get("reason") or "") or ""
+        fruitless = re.search(r"(\d+) fresh workers in a row died", reason)
+        load_excuse = " at load " in reason and len(order) >= 2 and order[0] in hit_pids and order[1] in hit_pids
+        run_excuse = bool(fruitless) and len(order) >= int(fruitless.group(1)) and \
+            all(w in hit_pids for w in order[-int(fruitless.group(1)):])
+        excused = load_excuse or run_excuse
         if excused:
-            print(f"round {n}: both of the first two workers were hit while loading; "
-                  f"the supervisor rightly reported a subject that dies at load (round not judged)")
+            print(f"round {n}: " + ("both of the first two workers were hit while loading; the supervisor rightly "
+                                    "reported a subject that dies at load" if load_excuse else
+                                    f"the last {fruitless.group(1)} workers were all hit before they finished a case; "
+                                    "the supervisor rightly stopped the run") + " (round not judged)")
             bad = [b for b in bad if not b.startswith(("results for ", "not run: "))]
         row = {"round": n, "excused": bool(excused), "isolate": isolate, "cases": len(planned), "hits": hits, "hits_total": sum(hits.values()),
                "results": counts, "incidents": incidents, "wall_s": round(wall, 2),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Matrix speed (DESIGN §10): the cost of running several libraries at once (every library and
+"""Matrix speed (docs/design.md §11): the cost of running several libraries at once (every library and
 every ordered pair) against the sum of running each library alone, from one interleaved run.
 Prints figures and ratios; asserts nothing.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Suite-speed benchmark (DESIGN §10): how long the validator takes, and what case isolation
+"""Suite-speed benchmark (docs/design.md §11): how long the validator takes, and what case isolation
 costs per case. Prints medians over several runs; asserts nothing.
 
   full suite on the reference plugin     dlpack-validate libdlpv_reference.so

@@ -1,5 +1,5 @@
 // cases/support/devices.hpp: the CUDA memory kinds and element types the device.* cases cover
-// (DESIGN §8).
+// (docs/design.md §8).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

@@ -1,4 +1,4 @@
-// harness/src/inspector.cpp: defensive reading of any DLTensor (DESIGN §5). Every field is
+// harness/src/inspector.cpp: defensive reading of any DLTensor (docs/design.md §5). Every field is
 // validated, and the span of memory the strides address is computed with overflow checks,
 // before a single data byte is read; reads go through safe_read so a garbage pointer from
 // the library becomes a finding rather than a crash of the worker.
@@ -506,7 +506,7 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
         "a zero-size tensor should have data == NULL", "NULL", fmt::format("{}", t.data));
     return;
   }
-  // Where the memory really is, when CUDA can tell (DESIGN §8).
+  // Where the memory really is, when CUDA can tell (docs/design.md §8).
   std::string no_cuda;
   const bool cuda_ok = cuda::available(&no_cuda);
   if (cuda_ok && t.data) {

@@ -1,4 +1,4 @@
-// harness/src/supervisor.cpp: the supervisor side of DESIGN §7. It never loads a subject.
+// harness/src/supervisor.cpp: the supervisor side of docs/design.md §7. It never loads a subject.
 // Workers are spawned and exec'd (never a bare fork), in their own process group, with the
 // library's stdout/stderr captured into a bounded tail; a crash or hang kills only the
 // worker, and the next case gets a fresh one.
@@ -558,7 +558,7 @@ class Supervisor {
 
  public:
   /// A case that timed out, run once more alone in a fresh worker with twice the time
-  /// (DESIGN §7: a timeout is confirmed before it is reported). `out` holds the first try and
+  /// (docs/design.md §7: a timeout is confirmed before it is reported). `out` holds the first try and
   /// becomes the result: the second try's, with the first try noted. The worker of the second
   /// try is ended afterwards, so the cases after it run under the usual limit.
   void confirm_timeout(const CaseInfo& info, int subject, int peer, CaseOutcome& out, bool side = false) {
@@ -589,7 +589,7 @@ class Supervisor {
     }
   }
 
-  /// The bench (DESIGN §10), served like a case: `bench NONCE SETTINGS`; phase events name the
+  /// The bench (docs/design.md §11), served like a case: `bench NONCE SETTINGS`; phase events name the
   /// route being timed and one bench_result ends it, all echoing the nonce. The worker's bench
   /// section as JSON text, or {"error": ...} when it died, fell silent for `route_timeout_s`
   /// or wrote a line that is not this bench's event (then nothing it sent is believed).

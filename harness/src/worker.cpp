@@ -1,4 +1,4 @@
-// harness/src/worker.cpp: the worker side of DESIGN §7. Loads every subject once, then
+// harness/src/worker.cpp: the worker side of docs/design.md §7. Loads every subject once, then
 // runs the cases the supervisor names, one at a time, streaming a result per case.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/bench.hpp>

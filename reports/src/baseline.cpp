@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// baseline.cpp: expected-failure files (DESIGN §6): parse, match, report stale entries and
+// baseline.cpp: expected-failure files (docs/design.md §6): parse, match, report stale entries and
 // unexpected passes, and write a fresh baseline from a run.
 //
 // Matching is deliberately exact on status: an entry expecting "fail" does not waive a

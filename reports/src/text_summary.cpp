@@ -427,6 +427,20 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     out += fmt::format("  STALE   {} expect {}{}: {}\n", detail::text(e, "case"), detail::text(e, "expect"), when,
                        one_line(detail::text(e, "reason"), 200));
   }
+  // Entries about libraries this run did not load: listed so that a mistyped library name in a
+  // `when` is seen, never counted.
+  const auto& elsewhere = detail::array_at(detail::member(rec, "baseline_report"), "not_applicable");
+  if (!elsewhere.empty()) {
+    std::string names;
+    for (size_t i = 0; i < elsewhere.size() && i < 3; ++i) {
+      std::string when;
+      for (const auto& [k, v] : detail::member(elsewhere[i], "when").items())
+        when += fmt::format("{}{}={}", when.empty() ? "" : " ", k, detail::text_of(v));
+      names += fmt::format("{}{} [{}]", i ? ", " : "", detail::text(elsewhere[i], "case"), when);
+    }
+    out += fmt::format("\nbaseline entries about libraries this run did not load ({}, not applicable): {}{}\n",
+                       elsewhere.size(), one_line(names, 300), elsewhere.size() > 3 ? ", ..." : "");
+  }
   const auto& sum = rec["summary"];
   std::string counts;
   for (const auto& [k, v] : sum["counts"].items())

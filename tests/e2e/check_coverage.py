@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/e2e/check_coverage.py: the metadata lint over the whole catalogue.
 
-Every case names requirement ids that exist in the checklist (also checked at build time by
-the unit tests); every checklist item is covered by some case or listed in cases/coverage.tsv
+Every case names requirement ids that exist in the requirement table (spec/requirements.md,
+compiled as harness/src/requirements_table.inc; also checked at build time by the unit tests);
+every requirement is covered by some case or listed in cases/coverage.tsv
 with a category and a reason; nothing listed there is also covered by a C-level case. With
 --python-validator, items of category `python` are checked against the shim's cases and the
 count of those still uncovered is printed (they are the shim's work list)."""

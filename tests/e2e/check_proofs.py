@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/e2e/check_proofs.py: every case is proven (DESIGN §9), and says by what.
+"""tests/e2e/check_proofs.py: every case is proven (docs/design.md §10), and says by what.
 
 For each case the validator lists (`--list --json -`):
   - some fixture of the proof table given with --proofs makes it end other than pass or skip

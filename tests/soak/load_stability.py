@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/soak/load_stability.py: one verdict per case, whatever the machine's load (DESIGN §7).
+"""tests/soak/load_stability.py: one verdict per case, whatever the machine's load (docs/design.md §7).
 
 Runs each subject twice with --deterministic --json: once on the machine as it is, once with
 the CPUs oversubscribed FACTOR times (Debian's stress-ng, installed here with apt-get when

@@ -38,7 +38,7 @@ bool release_shows(CaseContext& ctx, PythonSubject& ps) {
   // Some libraries free on a thread of their own (JAX): the drop is awaited, at most 100 ms.
   // The wait ends when the drop shows; only a library whose buffers never show in the C heap
   // (not malloc'd) waits it out, once per case, and its release checks then rest on the
-  // counted deleter calls alone (DESIGN §7: heap polling adds evidence, never sets the pace).
+  // counted deleter calls alone (docs/design.md §7: heap polling adds evidence, never sets the pace).
   return await_calls([&] { return heap_in_use() + kBigBytes / 2 <= before ? 1 : 0; }, 1, 100) == 1;
 }
 }  // namespace

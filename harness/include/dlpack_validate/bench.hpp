@@ -1,5 +1,5 @@
 // harness/include/dlpack_validate/bench.hpp: `bench`: the cost of one DLPack exchange per
-// route (DESIGN §10). A route is one operation (export -> import -> delete, from_dlpack, a C
+// route (docs/design.md §11). A route is one operation (export -> import -> delete, from_dlpack, a C
 // exchange-API call ...) run N times per batch; batches are repeated and each gives one
 // ns/op figure; a route reports the median, p10 and p90 of those. The same loop around an
 // empty operation measures the harness's own overhead, which is printed and subtracted.

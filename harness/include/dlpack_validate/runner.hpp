@@ -1,5 +1,5 @@
 // harness/include/dlpack_validate/runner.hpp: running selected cases against subjects,
-// in reusable worker processes (DESIGN §7), one process per case, or in-process.
+// in reusable worker processes (docs/design.md §7), one process per case, or in-process.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -105,7 +105,7 @@ inline std::vector<const CaseInfo*> select_cases(const std::vector<std::string>&
 /// be loaded cleanly (bad input: exit code 2).
 RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*>& cases);
 
-/// The bench (DESIGN §10) in a worker the supervisor starts and watches as it does for cases
+/// The bench (docs/design.md §11) in a worker the supervisor starts and watches as it does for cases
 /// (spawn, load, nonce-checked events, deaths and hangs): the worker's bench section as JSON
 /// text, or {"error": "..."} when the worker died, hung or broke the protocol. Fills
 /// run.subjects (and run.incidents, e.g. a worker that does not exit cleanly afterwards).
@@ -118,7 +118,7 @@ std::string iso_now();
 
 /// Why `info` cannot run on a subject described by `s` (a need its probed capabilities rule
 /// out, with the subject's own reason where it gave one), or empty. The supervisor asks it
-/// before starting any process for a case (DESIGN §7: a skip costs no worker), and
+/// before starting any process for a case (docs/design.md §7: a skip costs no worker), and
 /// run_case_in_process asks it again, so both isolation paths skip with the same words.
 std::string missing_need(const CaseInfo& info, const SubjectInfo& s);
 

@@ -1,5 +1,5 @@
 // harness/include/dlpack_validate/tensor.hpp: the validator's view of DLPack tensors: the
-// defensive inspector (DESIGN §5), expected pattern bytes, and validator-made tensors with
+// defensive inspector (docs/design.md §5), expected pattern bytes, and validator-made tensors with
 // counting, poisoning deleters for consumer cases.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -84,7 +84,7 @@ class DeleterCounter {
 /// returns false if any byte is unreadable.
 bool safe_read(const void* addr, void* dst, size_t n);
 
-// ---- the layouts of DESIGN §3 ----------------------------------------------------------
+// ---- the layouts of docs/design.md §3 --------------------------------------------------
 /// Element strides the validator expects a producer to use for `layout` over `shape`
 /// (the canonical ones; a producer may pick others where the dimension is 1 or 0).
 std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_t>& shape);

@@ -87,7 +87,7 @@ def logical_from_float(values, dtype_key):
 
 
 def lay_out(a, layout, dtype_key):
-    """A view of the same logical values in one of DESIGN §3's layouts."""
+    """A view of the same logical values in one of the layouts of docs/design.md §3."""
     shape, dt = a.shape, a.dtype
     if layout == "contiguous":
         return a

@@ -24,7 +24,7 @@ class Adapter(L.NumpyBacked):
         self.name = "paddle"
         self.version = paddle.__version__
         paddle.set_device("cpu")
-        # Noise off (named here, per DESIGN §4's adapter): Paddle installs a SIGSEGV handler that
+        # Noise off (named here, per docs/design.md §4): Paddle installs a SIGSEGV handler that
         # symbolises a C++ stack before the process dies (about 2.4 s per crash). The verdict is
         # the same without it (the worker still dies by SIGSEGV); only the wait goes.
         paddle.disable_signal_handler()

@@ -3,7 +3,7 @@ are always compact (tf.constant of a NumPy array of the pattern; bfloat16 cast f
 the consumer under test is tf.experimental.dlpack.from_dlpack."""
 import os
 
-# Noise off (named here, per DESIGN §4's adapter), before TensorFlow is imported: its C++ logging
+# Noise off (named here, per docs/design.md §4), before TensorFlow is imported: its C++ logging
 # prints INFO and WARNING lines (CPU feature notes, oneDNN notices) into every worker's output
 # tail, costing time and tail space and changing nothing a case observes. Errors still print.
 # A user's own TF_CPP_MIN_LOG_LEVEL wins.

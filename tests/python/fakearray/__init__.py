@@ -1,6 +1,6 @@
 """fakearray: a small DLPack array library for testing the Python shim (not a real package).
 
-``fakearray.Adapter(bugs=())`` is its DESIGN §4 adapter; ``fakearray.variants`` names one
+``fakearray.Adapter(bugs=())`` is its adapter (docs/design.md §4); ``fakearray.variants`` names one
 adapter per planted bug (``python -m validator fakearray.variants:no_destructor``)."""
 import math
 

@@ -836,7 +836,7 @@ void install_exchange_api(py::object cls) {
   }
 }
 
-// ---- construction from compact bytes in one of DESIGN §3's layouts ------------------------
+// ---- construction from compact bytes in one of docs/design.md §3's layouts ----------------
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
                             bool read_only, const std::string& data, int device_type) {

@@ -1,4 +1,4 @@
-// subjects/python/include/dlpack_validate/python_subject.hpp: a Python package (through its adapter, DESIGN §4) as a
+// subjects/python/include/dlpack_validate/python_subject.hpp: a Python package (through its adapter, docs/design.md §4) as a
 // dlpv::Subject, plus what Python-protocol cases need to reach Python.
 //
 // GIL rules: cases and the worker loop run with the GIL released. Every Subject method

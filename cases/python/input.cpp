@@ -16,6 +16,9 @@
 // Producer side: __dlpack__ of the package's own array describes its values (LAYOUT-07) and
 // every capsule is its own (CAP-10).
 // SPDX-License-Identifier: Apache-2.0
+#include <dlpack_validate/cuda.hpp>
+#include <dlpack_validate/sycl.hpp>
+
 #include <exception>
 #include <optional>
 #include <thread>
@@ -156,9 +159,16 @@ void producer_input(CaseContext& ctx) {
     const std::vector<int64_t> dims = input_space::dims_of(p.at("size"));
     const std::string layout = p.at("layout");
     const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
-    if (ps.home_device().device_type != kDLCPU)
+    // The values are read where they are: host memory, or a device's through its runtime (CUDA's
+    // driver, a SYCL runtime's USM copies) when the validator can reach it.
+    const int home = static_cast<int>(ps.home_device().device_type);
+    std::string unreachable;
+    const bool readable = home == kDLCPU || home == kDLCUDAHost ||
+                          ((home == kDLCUDA || home == kDLCUDAManaged) && cuda::available(&unreachable)) ||
+                          (home == DLPV_DEV_ONEAPI && sycl::available(&unreachable));
+    if (!readable)
       ctx.skip("the package's home device is " + device_name(ps.home_device()) +
-               ": the values of its exports are not host memory to read here");
+               ": the values of its exports cannot be read here" + (unreachable.empty() ? "" : " (" + unreachable + ")"));
     py::object x;
     try {
       x = ps.make(dims, dtype, layout);

@@ -268,6 +268,9 @@ std::string fill_title(const std::string& title, const CaseInfo& c) {
         i = close + 1;
         continue;
       }
+      // A placeholder that names no parameter of the case (a typo such as {sampel}) would stay
+      // in the title as written: refuse the declaration instead.
+      bad_declaration(c.id, "title placeholder {" + key + "} names no parameter of the case");
     }
     out += title[i++];
   }

@@ -103,6 +103,21 @@ int run_cli(int argc, char** argv) {
     return dlpv::kExitBadInput;
   }
 
+  // bench takes the options the table gives to bench (as python -m validator bench does): a run
+  // option given to bench (--load-timeout, --exclude, ...) is refused, never silently ignored.
+  if (bench->parsed()) {
+    namespace o = dlpv::options;
+    for (const o::Spec& s : o::table()) {
+      if (s.commands & o::kBench) continue;
+      const bool given = s.type == o::Type::flag ? flags[s.name] : !texts[s.name].empty();
+      if (given) {
+        std::fprintf(stderr, "dlpack-validate: error: %s is an option of runs, not of bench (see bench --help)\n",
+                     o::flag_of(s).c_str());
+        return dlpv::kExitBadInput;
+      }
+    }
+  }
+
   // A linker that dropped a case file would otherwise shrink the suite silently.
   if (dlpv::Registry::instance().unit_count() != DLPV_CASE_UNITS)
     throw std::runtime_error(fmt::format("{} case files registered, {} built",

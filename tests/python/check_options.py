@@ -64,6 +64,15 @@ def main():
     for o in table:
         if o["flag"] not in docs:
             problems.append(f"{o['flag']}: not in docs/usage.md or docs/bench.md")
+    # An option of runs given to bench is refused by both command lines (exit 2), never ignored.
+    for o in table:
+        if "bench" in o["commands"] or "run" not in o["commands"]:
+            continue
+        value = {"flag": [], "shard": ["1/2"], "globs": ["x*"]}.get(o["type"], ["1"])  # a value runs take
+        for argv in ([args.validator, "bench", "x.so", o["flag"]] + value, py + ["bench", "numpy", o["flag"]] + value):
+            rc = subprocess.run(argv, capture_output=True, text=True).returncode
+            if rc != 2:
+                problems.append(f"{' '.join(argv[-3:])}: bench took a run option (exit {rc}, expected 2)")
     try:
         validator.run(["numpy"], no_such_option=1)
         problems.append("validator.run(no_such_option=1): accepted")

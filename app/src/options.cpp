@@ -17,7 +17,8 @@ constexpr unsigned kRunBench = kRun | kBench;
 }  // namespace
 
 const std::vector<Spec>& table() {
-  // The defaults of the time limits are the engine's (runner.hpp), written there once.
+  // The defaults of the time limits are the engine's (case.hpp: kDefaultCaseTimeoutS,
+  // kDefaultLoadTimeoutS), written there once.
   static const std::string timeout = fmt::format("{:g}", kDefaultCaseTimeoutS);
   static const std::string load_timeout = fmt::format("{:g}", kDefaultLoadTimeoutS);
   static const bench::Settings bench_defaults;

@@ -19,7 +19,8 @@
 // Parameters are values (struct kind, dtype, layout, device); the record's text parameters are
 // rendered from them, so reports and baselines see the same strings as before. proven_by names
 // the fixtures (reference-plugin mutants, fake-array variants, hostile libraries) whose rows in
-// tests/proofs/*.tsv must break the case; e2e.declared_proofs checks each claim against them.
+// tests/proofs/*.tsv must break the case; e2e.every_case_proven and python.every_case_proven
+// (tests/e2e/check_proofs.py) check each claim against them.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // CAP-01: the array API (__dlpack__, max_version): "This method may return a capsule of version
@@ -225,4 +225,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

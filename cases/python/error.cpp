@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void unexportable(CaseContext& ctx) {
@@ -37,4 +37,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void read_only(CaseContext& ctx) {
@@ -26,4 +26,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -27,7 +27,7 @@
 #include "python/support/py_producer.hpp"
 #include "support/input_space.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 
@@ -239,4 +239,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -17,7 +17,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 struct Shape {
@@ -264,4 +264,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -8,7 +8,7 @@
 
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void stream_cpu(CaseContext& ctx) {
@@ -118,4 +118,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void max_version_none(CaseContext& ctx) {
@@ -79,4 +79,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

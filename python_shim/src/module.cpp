@@ -25,7 +25,7 @@
 
 namespace py = pybind11;
 using namespace dlpv;
-using namespace dlpv::py_shim;
+using namespace dlpv::python;
 
 namespace {
 

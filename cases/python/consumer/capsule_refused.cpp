@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void capsule_refused(CaseContext& ctx) {
@@ -29,4 +29,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void deleter_once(CaseContext& ctx) {
@@ -64,4 +64,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -9,7 +9,7 @@
 
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 std::optional<std::pair<int, int>> device_of(py::handle array) {
@@ -238,4 +238,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

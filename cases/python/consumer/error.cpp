@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void error_propagated(CaseContext& ctx) {
@@ -100,4 +100,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -8,7 +8,7 @@
 
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // from_dlpack(probe, copy=True), the probe handing out a separate copy (flagged IS_COPIED
@@ -248,4 +248,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void legacy_fallback(CaseContext& ctx) {
@@ -61,4 +61,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

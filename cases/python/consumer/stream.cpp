@@ -7,7 +7,7 @@
 
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // `stream` of every recorded __dlpack__ call (None when not passed).
@@ -127,4 +127,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_consumer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // VER-03. dlpack.h (DLPackVersion): "If an obtained DLPack tensor has a major version that
@@ -66,4 +66,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -14,7 +14,7 @@
 #include "../support/py_consumer.hpp"
 #include "../support/py_helpers.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 const std::vector<int64_t> kShape{3, 4};
@@ -295,4 +295,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

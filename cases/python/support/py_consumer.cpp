@@ -4,7 +4,7 @@
 
 #include "dlpack_validate/cuda.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 // After settle(): whatever tensor was handed out in a capsule was deleted exactly once. Who
 // deletes follows the capsule's name (the Python spec: the consumer takes ownership "by
@@ -123,4 +123,4 @@ void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f) {
              "): a pre-2023.12 from_dlpack(x, /) signature, so copy requests cannot be made");
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -14,7 +14,7 @@
 #include "py_helpers.hpp"
 #include "support/input_space.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 // One probe-fed import: the tensor, the probe holding it, what from_dlpack did.
 struct Feed {
@@ -99,4 +99,4 @@ std::string calls_text(Probe& p);
 /// from_dlpack(x, copy=...) where the adapter's from_dlpack has no such keyword: a skip.
 void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f);
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

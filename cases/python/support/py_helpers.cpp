@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 std::string Call::what() const {
   if (raised) return "raised " + text;
@@ -109,4 +109,4 @@ long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {
   return current.cast<long long>();
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -13,7 +13,7 @@
 #include <dlpack_validate/probe.hpp>
 #include <dlpack_validate/python_subject.hpp>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 inline const DLDataType kF32{kDLFloat, 32, 1};
 
@@ -92,4 +92,4 @@ std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, 
 /// current_stream(); skips the case when the adapter or the machine cannot name one.
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps);
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 // The capsule the producer gives for the newest protocol it speaks.
 py::dict newest_kwargs(PythonSubject& ps) {
@@ -74,4 +74,4 @@ std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags) {
   return reinterpret_cast<uintptr_t>(element0(*t));
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

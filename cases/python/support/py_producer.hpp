@@ -10,7 +10,7 @@
 
 #include "py_helpers.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 inline const std::vector<int64_t> kShape{3, 4};
 inline const std::vector<int64_t> kBig{1024, 1024};  // 4 MiB of float32: big enough to see freed
@@ -47,4 +47,4 @@ const DLTensor* capsule_tensor(py::handle cap, uint64_t* flags = nullptr);
 /// Data pointer (element 0) of a capsule's tensor; the capsule is dropped unconsumed after.
 std::optional<uintptr_t> capsule_address(py::handle cap, uint64_t* flags = nullptr);
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 const DLPackExchangeAPI* table_of(CaseContext& ctx, py::handle x) {
   py::object type = type_of(x);
@@ -143,4 +143,4 @@ void compare_routes(CaseContext& ctx, PythonSubject& ps, const char* req, bool a
     ctx.skip("__dlpack__(max_version=(1, 3)) gave no versioned capsule to compare the exchange API with");
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

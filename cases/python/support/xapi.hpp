@@ -8,7 +8,7 @@
 
 #include "py_producer.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 inline constexpr const char* kXapiAttr = "__dlpack_c_exchange_api__";
 inline constexpr const char* kXapiAttrV12 = "__c_dlpack_exchange_api__";
@@ -36,4 +36,4 @@ std::string diff_fields(const Fields& a, const Fields& b, bool address);
 /// the data address too), checked under requirement `req`.
 void compare_routes(CaseContext& ctx, PythonSubject& ps, const char* req, bool address);
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -6,7 +6,7 @@
 
 #include "python/support/xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // ---- consumer side: instrumented tables -----------------------------------------------------
@@ -277,4 +277,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -5,7 +5,7 @@
 
 #include "python/support/xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 // XAPI-15 on CUDA: current_work_stream(kDLCUDA, 0) is the stream the library computes on,
@@ -35,4 +35,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

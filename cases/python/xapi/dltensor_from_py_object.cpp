@@ -7,7 +7,7 @@
 
 #include "python/support/xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 constexpr unsigned char kPoison = 0xA5;
@@ -95,4 +95,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -5,7 +5,7 @@
 
 #include "python/support/xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void from_py_object(CaseContext& ctx) {
@@ -55,4 +55,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -5,7 +5,7 @@
 
 #include "python/support/xapi.hpp"
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 void to_py_object(CaseContext& ctx) {
@@ -62,4 +62,4 @@ DLPV_CASES {
 }
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

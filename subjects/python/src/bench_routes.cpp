@@ -10,7 +10,7 @@
 
 #include <dlpack_validate/python_subject.hpp>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 namespace {
 
 /// Python references a route holds; released with the GIL, whoever drops the last route.
@@ -217,4 +217,4 @@ std::vector<bench::Route> python_routes(const std::vector<Subject*>& subjects) {
 [[maybe_unused]] const bool g_registered = (bench::register_provider(python_routes), true);
 
 }  // namespace
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 namespace {
 
@@ -112,4 +112,4 @@ py::object first_dlpack_kwargs(const Probe& p) {
   return py::none();
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -10,7 +10,7 @@
 
 #include <dlpack_validate/probe.hpp>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 namespace {
 thread_local std::string t_last_error;
@@ -705,4 +705,4 @@ std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index)
   }
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

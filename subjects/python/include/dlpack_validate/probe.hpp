@@ -6,7 +6,7 @@
 
 #include <dlpack_validate/python_subject.hpp>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 struct ProbeConfig {
   void* managed = nullptr;               ///< DLManagedTensor or DLManagedTensorVersioned
@@ -65,4 +65,4 @@ Probe& probe_of(py::handle obj);
 /// First __dlpack__ call's keyword arguments (None if __dlpack__ was never called).
 py::object first_dlpack_kwargs(const Probe& p);
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace dlpv::py_shim {
+namespace dlpv::python {
 
 namespace py = pybind11;
 
@@ -147,4 +147,4 @@ inline const void* element0(const DLTensor& t) {
   return static_cast<const char*>(t.data) + t.byte_offset;
 }
 
-}  // namespace dlpv::py_shim
+}  // namespace dlpv::python

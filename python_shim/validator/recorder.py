@@ -86,10 +86,18 @@ def capsule_facts(cap):
     return name.decode(), device, flags, elements
 
 
+# A capsule whose tensor names device type 0, 5, 6, a negative one or one past 255 holds no tensor
+# (a struct of another kind under the name, garbage: a DLPack after 1.3 may define types past
+# 18, but not hundreds) and is not handed on: a consumer reading it would follow garbage pointers.
+_DEVICE_TYPES = set(range(1, 256)) - {5, 6}
+_withheld = []  # such capsules, kept alive: their destructor would read the same garbage
+
+
 class Recorded:
     """A producer's array as a consumer sees it through the protocol, every call recorded in
     ``calls``: (method, keywords, outcome), where outcome is ``("raised", "Type: text")``,
-    ``("capsule", name, device, flags, elements)``, ``("returned", repr)``."""
+    ``("capsule", name, device, flags, elements)``, or ``("withheld", name, device, flags, None)``
+    for a capsule whose device type DLPack does not define (raised to the consumer as BufferError), ``("returned", repr)``."""
 
     def __init__(self, inner):
         self._inner = inner
@@ -114,5 +122,10 @@ class Recorded:
             self.calls.append(("__dlpack__", kw, ("raised", f"{type(e).__name__}: {e}")))
             raise
         facts = capsule_facts(cap)
+        if facts and facts[1][0] not in _DEVICE_TYPES:
+            _withheld.append(cap)
+            self.calls.append(("__dlpack__", kw, ("withheld",) + facts[:3] + (None,)))
+            raise BufferError(f"validator.recorder: the producer's capsule names device type {facts[1][0]}, "
+                              "which DLPack does not define: not handed on")
         self.calls.append(("__dlpack__", kw, ("capsule",) + facts if facts else ("returned", repr(cap)[:80])))
         return cap

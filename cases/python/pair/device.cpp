@@ -85,6 +85,7 @@ struct Served {
   std::optional<DLDevice> device;
   uint64_t flags = 0;
   bool versioned = false;
+  bool withheld = false;  ///< its device type is none DLPack defines: not handed to the consumer
   std::optional<std::vector<uint8_t>> elements;  ///< a host tensor's elements, read at handover
 };
 std::optional<Served> served_for(const CrossPair& p, std::optional<DLDevice> asked) {
@@ -111,7 +112,8 @@ std::optional<Served> served_for(const CrossPair& p, std::optional<DLDevice> ask
     if (kind == "raised") {
       s.raised = true;
       s.error = out[1].cast<std::string>();
-    } else if (kind == "capsule") {
+    } else if (kind == "capsule" || kind == "withheld") {
+      s.withheld = kind == "withheld";
       s.versioned = out[1].cast<std::string>() == "dltensor_versioned";
       auto d = out[2].cast<std::pair<int, int>>();
       s.device = DLDevice{static_cast<DLDeviceType>(d.first), d.second};
@@ -132,6 +134,26 @@ const std::vector<uint8_t>& pattern() {
 }
 
 // The consumer's array against `want`: "" when equal, else the difference.
+// A capsule the recorder withheld (its tensor names device type 0, 5, 6, a negative one or one past
+// 255, a struct that is no tensor): the
+// producer's finding (DEV-02), and nothing of the consumer is judged. True when it stopped.
+bool withheld_capsule(CaseContext& ctx, const CrossPair& p) {
+  for (py::handle c : py::list(p.recorded.attr("calls"))) {
+    py::tuple call = py::reinterpret_borrow<py::tuple>(c);
+    py::tuple out = py::reinterpret_borrow<py::tuple>(call[2]);
+    if (out[0].cast<std::string>() != "withheld") continue;
+    const auto d = out[2].cast<std::pair<long long, long long>>();
+    ctx.charge("producer");
+    ctx.check(false, "DEV-02",
+              "the producer's capsule holds a tensor on a device type DLPack defines (one that does not was not "
+              "handed to the consumer)",
+              "a defined DLDeviceType", fmt::format("device type {} in a '{}' capsule", d.first,
+                                                     out[1].cast<std::string>()));
+    return true;
+  }
+  return false;
+}
+
 std::string values_of(PythonSubject& consumer, py::handle array, const std::vector<uint8_t>& want = pattern()) {
   try {
     std::string got = py::bytes(consumer.adapter().attr("to_bytes")(array)).cast<std::string>();
@@ -165,6 +187,7 @@ void pair_default(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     CrossPair p = cross_pair(ctx, ps);
     Call r = import_through(ctx, p);
+    if (withheld_capsule(ctx, p)) return;
     const std::optional<Served> own = served_for(p, std::nullopt);
     if (own && own->raised)
       ctx.skip(own->stream ? fmt::format("the consumer passed a stream with its request and the producer refused it "
@@ -223,6 +246,7 @@ void pair_to_cpu(CaseContext& ctx) {
     py::dict kw;
     kw["device"] = cpu;
     Call r = import_through(ctx, p, kw);
+    if (withheld_capsule(ctx, p)) return;
     const DLDevice host{kDLCPU, 0};
     const std::optional<Served> s = served_for(p, host);
     if (s && s->raised && s->stream)
@@ -283,13 +307,13 @@ DLPV_CASES {
   Declare("python.pair.device.default", "an array of another device handed to from_dlpack(x): imported on x's "
           "device or refused with BufferError")
       .python().role(Role::pair)
-      .must({"DEV-07", "LAYOUT-01", "DEV-04"})
+      .must({"DEV-07", "LAYOUT-01", "DEV-04", "DEV-02"})
       .proven_by({"consumer_ext_as_cpu", "consumer_result_flags"})
       .run(pair_default);
   Declare("python.pair.device.to_cpu", "from_dlpack(x, device=cpu) of another device's array: its elements on the "
           "host, or BufferError")
       .python().role(Role::pair)
-      .must({"DEV-08", "DEV-05"})
+      .must({"DEV-08", "DEV-05", "DEV-02"})
       .proven_by({"consumer_device_cpu_ignored", "dl_device_cpu_refused"})
       .run(pair_to_cpu);
 }

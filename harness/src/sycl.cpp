@@ -50,19 +50,4 @@ bool copy_to_host(const void* src, void* dst, size_t n) {
   return s && dlpv_sycl_copy(s, dst, src, n);
 }
 
-bool copy_to_device(void* dst, const void* src, size_t n) {
-  const DLPVSycl* s = api(nullptr);
-  return s && dlpv_sycl_copy(s, dst, src, n);
-}
-
-void* allocate(size_t n) {
-  const DLPVSycl* s = api(nullptr);
-  return s ? s->DPCTLmalloc_device(n ? n : 1, s->queue) : nullptr;
-}
-
-void release(void* p) {
-  const DLPVSycl* s = api(nullptr);
-  if (s && p) s->DPCTLfree_with_queue(p, s->queue);
-}
-
 }  // namespace dlpv::sycl

@@ -12,16 +12,6 @@
 namespace dlpv::python {
 namespace {
 
-std::optional<std::pair<int, int>> device_of(py::handle array) {
-  try {
-    py::tuple d = array.attr("__dlpack_device__")();
-    return std::pair<int, int>{py::int_(d[0]).cast<int>(), py::int_(d[1]).cast<int>()};
-  } catch (py::error_already_set&) {
-  } catch (const py::cast_error&) {
-  }
-  return std::nullopt;
-}
-
 void device_foreign(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     MadeSpec spec;

@@ -92,6 +92,16 @@ std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, 
   return describe_mismatch(dtype, expected_bytes(dtype, shape, layout), got);
 }
 
+std::optional<std::pair<int, int>> device_of(py::handle array) {
+  try {
+    py::tuple d = array.attr("__dlpack_device__")();
+    return std::pair<int, int>{py::int_(d[0]).cast<int>(), py::int_(d[1]).cast<int>()};
+  } catch (py::error_already_set&) {
+  } catch (const py::cast_error&) {
+  }
+  return std::nullopt;
+}
+
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps) {
   py::object a = ps.adapter();
   if (!py::hasattr(a, "current_stream"))

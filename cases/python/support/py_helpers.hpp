@@ -88,6 +88,10 @@ bool plausible(const void* dl_tensor_addr, const std::vector<int64_t>& shape, DL
 std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype,
                           uint32_t layout = DLPV_LAYOUT_CONTIGUOUS);
 
+/// An array's __dlpack_device__() as (device_type, device_id); nullopt when it has none or
+/// answers something else.
+std::optional<std::pair<int, int>> device_of(py::handle array);
+
 /// The CUDA stream (device 0) the package computes on, from the adapter's optional
 /// current_stream(); skips the case when the adapter or the machine cannot name one.
 long long current_cuda_stream(CaseContext& ctx, PythonSubject& ps);

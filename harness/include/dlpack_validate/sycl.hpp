@@ -17,11 +17,7 @@ bool available(std::string* why = nullptr);
 /// sycl_interface.h (0: not USM, plain host memory).
 int pointer_type(const void* p);
 const char* pointer_type_name(int type);
-/// Copy n bytes between USM and host memory, waiting for the copy; false on failure.
+/// Copy n bytes of USM to host memory, waiting for the copy; false on failure.
 bool copy_to_host(const void* src, void* dst, size_t n);
-bool copy_to_device(void* dst, const void* src, size_t n);
-/// n bytes of device USM on the default device; nullptr on failure.
-void* allocate(size_t n);
-void release(void* p);
 
 }  // namespace dlpv::sycl

@@ -263,14 +263,14 @@ const Requirement* find_requirement(const std::string& id) {
   return nullptr;
 }
 
-double case_time_limit_s() {
-  const char* text = std::getenv("DLPV_CASE_TIMEOUT_S");
-  if (text && *text) {
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
-    if (end != text && v > 0) return v;
-  }
-  return kDefaultCaseTimeoutS;
+namespace {
+double g_case_time_limit_s = kDefaultCaseTimeoutS;
+}  // namespace
+
+double case_time_limit_s() { return g_case_time_limit_s; }
+
+void set_case_time_limit_s(double seconds) {
+  if (seconds > 0) g_case_time_limit_s = seconds;
 }
 
 }  // namespace dlpv

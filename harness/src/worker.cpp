@@ -71,7 +71,15 @@ void apply_memory_limit() {
 #endif
 }
 
-void write_event(const nlohmann::json& j) {
+// The command in flight: its nonce is echoed on every event about it, and each of those events
+// carries its place in the command's sequence (`seq`: 0 for the acknowledgement, then 1, 2 ...),
+// so that the supervisor can tell our events from lines a library writes or copies into the pipe.
+std::string g_nonce;
+std::string g_case;
+long g_seq = 0;
+
+void write_event(nlohmann::json j) {
+  if (!g_nonce.empty() && j.contains("nonce")) j["seq"] = g_seq++;
   const std::string line = protocol::to_line(j);
   const char* p = line.data();
   size_t left = line.size();
@@ -84,10 +92,6 @@ void write_event(const nlohmann::json& j) {
   }
 }
 
-// The command in flight: its nonce and case id are echoed on every event about it, so the
-// supervisor can tell our events from lines a library writes into the pipe.
-std::string g_nonce;
-std::string g_case;
 int g_loading_subject = -1;
 
 void announce_load_step(const char* step) {
@@ -188,6 +192,7 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       int settings_at = 0;
       if (std::sscanf(line, "bench %39s %n", bench_nonce, &settings_at) < 1 || settings_at == 0) settings_at = 6;
       g_nonce = bench_nonce;
+      g_seq = 0;
       std::vector<Subject*> all;
       std::string why;
       for (int i = 0; i < static_cast<int>(subjects.size()); ++i) ensure(i, -1, why);
@@ -207,17 +212,21 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       g_nonce.clear();
       continue;
     }
-    // `run NONCE SUBJECT CASE [PEER]`: acknowledged at once (before anything of the library
-    // runs), so a death before the acknowledgement is known not to belong to the case.
+    // `run NONCE SUBJECT CASE PEER LIMIT_S` (PEER -1: none): acknowledged at once (before
+    // anything of the library runs), so a death before the acknowledgement is known not to
+    // belong to the case. LIMIT_S is the case's time, for the cases that wait on a helper.
     char nonce[40] = {};
-    const int fields = std::sscanf(line, "run %39s %d %2999s %d", nonce, &subject, id, &peer);
+    double limit_s = 0;
+    const int fields = std::sscanf(line, "run %39s %d %2999s %d %lf", nonce, &subject, id, &peer, &limit_s);
     g_nonce = fields >= 1 ? nonce : "";
     g_case = fields >= 3 ? id : "";
+    g_seq = 0;
+    set_case_time_limit_s(limit_s);
     write_event({{"event", "accepted"}, {"nonce", g_nonce}, {"case", g_case}});
     CaseOutcome out;
     const CaseInfo* info = fields >= 3 ? Registry::instance().find(id) : nullptr;
     std::string load_problem;
-    if (fields < 3 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
+    if (fields < 5 || subject < 0 || subject >= static_cast<int>(subjects.size()) ||
         peer >= static_cast<int>(subjects.size())) {
       out.status = Status::error;
       out.phase = "setup";

@@ -67,7 +67,6 @@ int dup_high(int fd) {
 }  // namespace
 
 bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
-                          double case_timeout_s,
                           unsigned long long memory_limit_mib, std::string& err, bool lazy,
                           const std::vector<int>& preload) {
     int ctl[2], evt[2], out[2], errp[2];
@@ -120,15 +119,12 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
       if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_LAZY=", 17) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_PRELOAD=", 20) == 0) continue;
-      if (std::strncmp(*e, "DLPV_CASE_TIMEOUT_S=", 20) == 0) continue;
 #ifdef DLPV_UNDER_ASAN
       if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
 #endif
       envp.push_back(*e);
     }
     envp.push_back(limit.data());
-    std::string case_limit = "DLPV_CASE_TIMEOUT_S=" + std::to_string(case_timeout_s);
-    envp.push_back(case_limit.data());
     std::string lazy_var = "DLPV_WORKER_LAZY=1";
     if (lazy) envp.push_back(lazy_var.data());
     std::string preload_var = "DLPV_WORKER_PRELOAD=";

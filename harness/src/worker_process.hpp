@@ -34,8 +34,8 @@ class WorkerProcess {
   /// supervisor already knows the subjects from an earlier worker; after a crash only what the
   /// next cases need is imported again). `preload` (lazy only): the subjects it loads before
   /// its hello, in this order (a spare started ahead of the case that will need them).
-  /// `case_timeout_s` reaches the worker as DLPV_CASE_TIMEOUT_S (case_time_limit_s()).
-  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects, double case_timeout_s,
+  /// (The case's time limit travels in each `run` command, not in the environment.)
+  bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
              unsigned long long memory_limit_mib, std::string& err, bool lazy = false,
              const std::vector<int>& preload = {});
   /// Write a command. False when the worker is gone (EPIPE): SIGPIPE is blocked for the
@@ -66,6 +66,9 @@ class WorkerProcess {
   /// then forge any result. True where /proc cannot be read (nothing to compare).
   bool channels_intact(std::string& why) const;
   void clear_tail() { tail_.clear(); }
+  /// Event bytes read from the worker and not taken as a line yet: after the worker was told to
+  /// stop and reaped, anything here is what it wrote after its last event.
+  const std::string& unread_events() const { return buf_; }
   const std::string& tail() const { return tail_; }
 
  private:

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <setjmp.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -63,6 +65,20 @@
                               the middle that learns each nonce from the worker itself */
 #define DO_NEVER_RETURN 15 /* leave the call without returning to the caller: pthread_exit() on
                               the calling thread (a deleter that jumps out of the call) */
+#define DO_LONGJMP_BACK 16 /* longjmp to the jmp_buf the library's last export (JMP_AT_EXPORT) or
+                              its entry point (JMP_AT_ENTRY) took with setjmp: a frame long gone */
+#define DO_FORGE_NONCE 17  /* find the command in flight in the worker's memory (its nonce and
+                              case id: "run NONCE SUBJECT CASE"), then write a well-formed "pass"
+                              result for it into every writable pipe (the worker's event pipe at
+                              fd 501 among them), then carry on */
+#define DO_FORGE_RENEW 18  /* find the command in flight as DO_FORGE_NONCE does, then forever write
+                              well-formed phase events for it that alternate between "load" and
+                              the case's own phase: each change of phase used to buy new time */
+#define JMP_AT_EXPORT 1
+#define JMP_AT_ENTRY 2
+#ifndef HOSTILE_JMP_AT
+#define HOSTILE_JMP_AT JMP_AT_EXPORT
+#endif
 
 #ifndef HOSTILE_AT
 #define HOSTILE_AT AT_NONE
@@ -234,6 +250,61 @@ static void* abort_soon(void* arg) {
   return NULL;
 }
 
+static jmp_buf g_jump_back;
+static int g_jump_set = 0;
+
+/* DO_FORGE_NONCE: every "run " + 16 hex digits + " " in the process's writable memory, and
+ * the case id after the subject number, each answered with a forged "pass". Read through
+ * /proc/self/mem, so an unreadable page is skipped rather than faulted on. */
+static void forge_with_nonce(int renew) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  int mem = open("/proc/self/mem", O_RDONLY);
+  char line[512];
+  if (!maps || mem < 0) { if (maps) fclose(maps); if (mem >= 0) close(mem); return; }
+  while (fgets(line, sizeof line, maps)) {
+    unsigned long lo, hi;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r' || perms[1] != 'w') continue;
+    if (hi - lo > (64ul << 20)) continue;
+    size_t n = hi - lo;
+    char* buf = (char*)malloc(n + 1);
+    if (!buf) continue;
+    ssize_t got = pread(mem, buf, n, (off_t)lo);
+    if (got > 0) {
+      buf[got] = 0;
+      for (ssize_t i = 0; i + 21 < got; ++i) {
+        int k, ok = memcmp(buf + i, "run ", 4) == 0 && buf[i + 20] == ' ';
+        for (k = 4; ok && k < 20; ++k) ok = isxdigit((unsigned char)buf[i + k]) != 0;
+        if (!ok) continue;
+        char nonce[17], id[300];
+        int subject;
+        memcpy(nonce, buf + i + 4, 16);
+        nonce[16] = 0;
+        if (sscanf(buf + i + 21, "%d %299s", &subject, id) != 2) continue;
+        char forged[1024];
+        if (renew) {
+          struct timespec ts = {0, 100 * 1000 * 1000};
+          for (;;) {
+            int len2 = snprintf(forged, sizeof forged,
+                                "{\"event\":\"phase\",\"nonce\":\"%s\",\"phase\":\"load\",\"subject\":0,"
+                                "\"step\":\"entry\"}\n{\"event\":\"phase\",\"nonce\":\"%s\",\"phase\":\"deleter\"}\n",
+                                nonce, nonce);
+            forge_into_pipes(forged, (size_t)len2);
+            nanosleep(&ts, NULL);
+          }
+        }
+        int len = snprintf(forged, sizeof forged,
+                           "{\"event\":\"result\",\"nonce\":\"%s\",\"case\":\"%s\",\"outcome\":"
+                           "{\"status\":\"pass\",\"message\":\"forged\",\"checks\":[]}}\n", nonce, id);
+        forge_into_pipes(forged, (size_t)len);
+      }
+    }
+    free(buf);
+  }
+  fclose(maps);
+  close(mem);
+}
+
 static void segv_return_handler(int sig) { (void)sig; /* returns: the faulting store runs again */ }
 static void segv_exit0_handler(int sig) { (void)sig; _exit(0); }
 
@@ -294,6 +365,15 @@ static void hostile_do(int deed) {
       break;
     case DO_NEVER_RETURN:
       pthread_exit(NULL);
+    case DO_LONGJMP_BACK:
+      if (g_jump_set) longjmp(g_jump_back, 1);
+      break;
+    case DO_FORGE_NONCE:
+      forge_with_nonce(0);
+      break;
+    case DO_FORGE_RENEW:
+      forge_with_nonce(1);
+      break;
     case DO_FORGE_PARTIAL:
       forge_into_pipes("{\"event\":\"res", 14);
       break;
@@ -403,8 +483,15 @@ static void garble(DLTensor* t) {
 #endif
 }
 
+#if HOSTILE_DO == DO_LONGJMP_BACK && HOSTILE_JMP_AT == JMP_AT_EXPORT
+#define TAKE_JUMP_BACK() do { if (setjmp(g_jump_back) == 0) g_jump_set = 1; } while (0)
+#else
+#define TAKE_JUMP_BACK() do { } while (0)
+#endif
+
 static int hostile_export_versioned(const DLPVRequest* req, DLManagedTensorVersioned** out) {
   int rc;
+  TAKE_JUMP_BACK();
   HOSTILE_HERE(AT_EXPORT);
   rc = g_plugin.export_versioned(req, out);
   if (rc != DLPV_OK || !*out) return rc;
@@ -427,6 +514,7 @@ static int hostile_export_versioned(const DLPVRequest* req, DLManagedTensorVersi
 
 static int hostile_export_legacy(const DLPVRequest* req, DLManagedTensor** out) {
   int rc;
+  TAKE_JUMP_BACK();
   HOSTILE_HERE(AT_EXPORT);
   rc = g_plugin.export_legacy(req, out);
   if (rc != DLPV_OK || !*out) return rc;
@@ -501,6 +589,9 @@ static DLPVPlugin g_hostile;
 #endif
 
 ENTRY_VISIBILITY const DLPVPlugin* dlpv_get_plugin(void) {
+#if HOSTILE_DO == DO_LONGJMP_BACK && HOSTILE_JMP_AT == JMP_AT_ENTRY
+  if (setjmp(g_jump_back) == 0) g_jump_set = 1;
+#endif
   HOSTILE_HERE(AT_GET_PLUGIN);
   g_hostile = g_plugin;
   g_hostile.abi_version = ABI_OF_TABLE;

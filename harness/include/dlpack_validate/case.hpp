@@ -107,10 +107,11 @@ struct CaseHarnessError { std::string message; };
 inline constexpr double kDefaultCaseTimeoutS = 10.0;
 inline constexpr double kDefaultLoadTimeoutS = 120.0;
 
-/// The time the supervisor gives this case (DLPV_CASE_TIMEOUT_S, set for each worker; 10 s
-/// when unset, as in-process). A case that waits on a helper process waits at most this long,
-/// never on a constant of its own.
+/// The time the supervisor gives the case running now: the worker sets it from each `run`
+/// command (docs/protocol.md), the in-process mode from --timeout; 10 s until set. A case that
+/// waits on a helper process waits at most this long, never on a constant of its own.
 double case_time_limit_s();
+void set_case_time_limit_s(double seconds);
 
 class CaseContext {
  public:

@@ -7,7 +7,7 @@ points down the layering of docs/architecture.md.
   tools/layers.py [ROOT] --matrix   the same as a table (for notes and reviews)
 
 An arrow is one #include line in a C/C++ file of folder A that names a header found in folder
-B (resolved by its path suffix, so <dlpack_validate/case.hpp> and "probe.hpp" both count).
+B (resolved by its path suffix, so <dlpack_validate/case.hpp> and "tensor.hpp" both count).
 tests/, examples/ and bench/ may include anything and are not counted.
 """
 import collections

@@ -87,7 +87,7 @@ void import_alive(CaseContext& ctx, PythonSubject& ps, const Input& in, int coun
     on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), versioned, {}, {}, in.rule()); });
     if (f.result.raised) {
       for (Feed& g : feeds)
-        if (g.probe) g.settle(ctx);
+        if (g.producer) g.settle(ctx);
       check_deleted_once(ctx, f, "DEL-08", "a refused tensor (" + what + ") is deleted exactly once");
       ctx.skip("the consumer refused " + what + ": " + f.result.text);
     }

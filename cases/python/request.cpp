@@ -33,215 +33,265 @@ Shape shape_of(const std::string& tensor) {
 
 std::string version_text(const DLPackVersion& v) { return fmt::format("({}, {})", v.major, v.minor); }
 
-void request(CaseContext& ctx) {
-  with_python(ctx, [&](PythonSubject& ps) {
-    const auto& p = ctx.info().params;
-    const std::string mv = p.at("max_version"), copy = p.at("copy"), dev = p.at("dl_device"),
-                      stream = p.at("stream"), source = p.at("source"), tensor = p.at("tensor");
-    const DLPackVersion own = ps.facts().producer_version;
-    if (mv != "mv_none" && !ps.facts().producer_versioned)
-      ctx.skip("the package exports no versioned capsule (probed at load: " + ps.facts().dlpack_signature_note +
-               "); the max_version requests are for versioned producers");
-    const Shape sh = shape_of(tensor);
-    const bool read_only = source == "read_only";
-    // The array lives where the package's arrays live (probed at load): the CPU for most, a SYCL
-    // device for dpnp. Its own device is "dev_same"; "dev_cuda" names one it is not on.
-    const DLDevice home = ps.home_device();
-    const bool host_home = home.device_type == kDLCPU;
-    const bool int_streams = home.device_type == kDLCUDA || home.device_type == kDLROCM;
-    const int stream_value = stream == "stream_m1" ? -1 : stream == "stream_1" ? 1 : stream == "stream_2" ? 2 : 0;
-    if (stream_value != 0 && !host_home && !int_streams)
-      ctx.skip(fmt::format("not asked: the array lives on {}, and an integer stream is the CUDA and ROCm convention "
-                           "(array API __dlpack__: for other devices a stream is an object the libraries agree on, "
-                           "such as an in-order SYCL queue)", device_name(home)));
-    py::object x = ps.make(sh.dims, kF32, sh.layout, read_only, home);
-    const std::string an_array = host_home ? "a CPU array" : "an array on " + device_name(home);
+// One request: the case's parameters, the array asked, and the keywords as a consumer would
+// write them.
+struct Request {
+  std::string mv, copy, dev, stream, source, tensor;
+  DLPackVersion own;
+  Shape sh;
+  bool read_only = false;
+  DLDevice home{kDLCPU, 0}, other{kDLCUDA, 0};  ///< the array's device; one it is not on
+  bool host_home = true;
+  int stream_value = 0;
+  py::object x;
+  std::string an_array;
+  py::dict kw;
+  std::string asked;
+  std::optional<uintptr_t> lib;  ///< the source array's own data address, when known
+};
 
-    // The request, as a consumer would write it.
-    py::dict kw;
-    if (mv == "mv_1_0") kw["max_version"] = py::make_tuple(1, 0);
-    if (mv == "mv_own") kw["max_version"] = py::make_tuple(own.major, own.minor);
-    if (mv == "mv_1_99") kw["max_version"] = py::make_tuple(1, 99);
-    if (mv == "mv_2_0") kw["max_version"] = py::make_tuple(2, 0);
-    if (copy == "copy_true") kw["copy"] = true;
-    if (copy == "copy_false") kw["copy"] = false;
-    if (copy == "copy_none") kw["copy"] = py::none();
-    const DLDevice other{home.device_type == kDLCUDA ? kDLROCM : kDLCUDA, 0};  // a device the array is not on
-    if (dev == "dev_none") kw["dl_device"] = py::none();
-    if (dev == "dev_same") kw["dl_device"] = py::make_tuple(static_cast<int>(home.device_type), home.device_id);
-    if (dev == "dev_cuda") kw["dl_device"] = py::make_tuple(static_cast<int>(other.device_type), 0);
-    if (stream == "stream_none") kw["stream"] = py::none();
-    if (stream_value != 0) kw["stream"] = stream_value;
-    auto lib = library_address(x);
-    Call c = call_dlpack(x, kw);
-    const std::string asked = py::str(kw).cast<std::string>();
+Request ask(CaseContext& ctx, PythonSubject& ps) {
+  Request r;
+  const auto& p = ctx.info().params;
+  r.mv = p.at("max_version");
+  r.copy = p.at("copy");
+  r.dev = p.at("dl_device");
+  r.stream = p.at("stream");
+  r.source = p.at("source");
+  r.tensor = p.at("tensor");
+  r.own = ps.facts().producer_version;
+  if (r.mv != "mv_none" && !ps.facts().producer_versioned)
+    ctx.skip("the package exports no versioned capsule (probed at load: " + ps.facts().dlpack_signature_note +
+             "); the max_version requests are for versioned producers");
+  r.sh = shape_of(r.tensor);
+  r.read_only = r.source == "read_only";
+  // The array lives where the package's arrays live (probed at load): the CPU for most, a SYCL
+  // device for dpnp. Its own device is "dev_same"; "dev_cuda" names one it is not on.
+  r.home = ps.home_device();
+  r.host_home = r.home.device_type == kDLCPU;
+  const bool int_streams = r.home.device_type == kDLCUDA || r.home.device_type == kDLROCM;
+  r.stream_value = r.stream == "stream_m1" ? -1 : r.stream == "stream_1" ? 1 : r.stream == "stream_2" ? 2 : 0;
+  if (r.stream_value != 0 && !r.host_home && !int_streams)
+    ctx.skip(fmt::format("not asked: the array lives on {}, and an integer stream is the CUDA and ROCm convention "
+                         "(array API __dlpack__: for other devices a stream is an object the libraries agree on, "
+                         "such as an in-order SYCL queue)", device_name(r.home)));
+  r.x = ps.make(r.sh.dims, kF32, r.sh.layout, r.read_only, r.home);
+  r.an_array = r.host_home ? "a CPU array" : "an array on " + device_name(r.home);
+  // The request, as a consumer would write it.
+  py::dict& kw = r.kw;
+  if (r.mv == "mv_1_0") kw["max_version"] = py::make_tuple(1, 0);
+  if (r.mv == "mv_own") kw["max_version"] = py::make_tuple(r.own.major, r.own.minor);
+  if (r.mv == "mv_1_99") kw["max_version"] = py::make_tuple(1, 99);
+  if (r.mv == "mv_2_0") kw["max_version"] = py::make_tuple(2, 0);
+  if (r.copy == "copy_true") kw["copy"] = true;
+  if (r.copy == "copy_false") kw["copy"] = false;
+  if (r.copy == "copy_none") kw["copy"] = py::none();
+  r.other = DLDevice{r.home.device_type == kDLCUDA ? kDLROCM : kDLCUDA, 0};
+  if (r.dev == "dev_none") kw["dl_device"] = py::none();
+  if (r.dev == "dev_same") kw["dl_device"] = py::make_tuple(static_cast<int>(r.home.device_type), r.home.device_id);
+  if (r.dev == "dev_cuda") kw["dl_device"] = py::make_tuple(static_cast<int>(r.other.device_type), 0);
+  if (r.stream == "stream_none") kw["stream"] = py::none();
+  if (r.stream_value != 0) kw["stream"] = r.stream_value;
+  r.lib = library_address(r.x);
+  return r;
+}
 
-    // TypeError answers "I do not take these keywords": a breach for a producer that speaks the
-    // versioned protocol (the 2023.12 signature), and consumers read it as "legacy producer".
-    if (c.is("TypeError") && !ps.facts().producer_versioned)
-      ctx.skip("a legacy-only producer (probed at load) refuses these keywords with TypeError; "
-               "python.kw.keywords_accepted judges that once (KW-01): " + c.what());
-    if (c.is("TypeError")) {
-      const bool about_version = mv == "mv_2_0" || mv == "mv_1_99";
-      ctx.check_as(about_version ? Severity::should : Severity::must, false,
-                   about_version ? "VER-09" : "KW-01",
-                   fmt::format("well-formed keywords never raise TypeError; asked {}", asked), "no TypeError", c.what());
-      return;
+// The answers that end the case before the capsule is read: TypeError, a stream for a CPU array,
+// a device the array is not on, a refusal. True when the verdict is complete.
+bool judge_refusal(CaseContext& ctx, PythonSubject& ps, const Request& r, const Call& c) {
+  const std::string &mv = r.mv, &copy = r.copy, &dev = r.dev, &asked = r.asked, &an_array = r.an_array;
+  const int stream_value = r.stream_value;
+  const bool host_home = r.host_home;
+  const DLDevice home = r.home, other = r.other;
+  const py::handle x = r.x;
+  const py::dict& kw = r.kw;
+  // TypeError answers "I do not take these keywords": a breach for a producer that speaks the
+  // versioned protocol (the 2023.12 signature), and consumers read it as "legacy producer".
+  if (c.is("TypeError") && !ps.facts().producer_versioned)
+    ctx.skip("a legacy-only producer (probed at load) refuses these keywords with TypeError; "
+             "python.kw.keywords_accepted judges that once (KW-01): " + c.what());
+  if (c.is("TypeError")) {
+    const bool about_version = mv == "mv_2_0" || mv == "mv_1_99";
+    ctx.check_as(about_version ? Severity::should : Severity::must, false,
+                 about_version ? "VER-09" : "KW-01",
+                 fmt::format("well-formed keywords never raise TypeError; asked {}", asked), "no TypeError", c.what());
+    return true;
+  }
+  // A stream for a CPU array (the target is the CPU unless dl_device names another device).
+  if (stream_value != 0 && host_home && dev != "dev_cuda") {
+    ctx.check_as(Severity::should, c.raised, "STRM-04",
+                 fmt::format("stream={} for a CPU array is rejected (array API: \"On CPU and other device types "
+                             "without streams, only None is accepted\"); asked {}", stream_value, asked),
+                 "an exception", c.raised ? c.what() : "a capsule");
+    // Refused: the right answer, and nothing more to judge. Served anyway: what was served
+    // still answers the other keywords (a stream accepted hides no copy or flag finding).
+    if (c.raised) return true;
+  }
+  // A device the array is not on and the producer may not serve.
+  if (dev == "dev_cuda") {
+    if (c.raised && stream_value != 0) {
+      // Which of two questionable keywords a producer answers first is not specified: a
+      // stream for a device it cannot serve may be refused for either reason.
+      ctx.check(true, "DEV-06", fmt::format("a device it cannot serve, with a stream, is refused; asked {}", asked),
+                "an exception", c.what());
+      return true;
     }
-    // A stream for a CPU array (the target is the CPU unless dl_device names another device).
-    if (stream_value != 0 && host_home && dev != "dev_cuda") {
-      ctx.check_as(Severity::should, c.raised, "STRM-04",
-                   fmt::format("stream={} for a CPU array is rejected (array API: \"On CPU and other device types "
-                               "without streams, only None is accepted\"); asked {}", stream_value, asked),
-                   "an exception", c.raised ? c.what() : "a capsule");
-      // Refused: the right answer, and nothing more to judge. Served anyway: what was served
-      // still answers the other keywords (a stream accepted hides no copy or flag finding).
-      if (c.raised) return;
-    }
-    // A device the array is not on and the producer may not serve.
-    if (dev == "dev_cuda") {
-      if (c.raised && stream_value != 0) {
-        // Which of two questionable keywords a producer answers first is not specified: a
-        // stream for a device it cannot serve may be refused for either reason.
-        ctx.check(true, "DEV-06", fmt::format("a device it cannot serve, with a stream, is refused; asked {}", asked),
-                  "an exception", c.what());
-        return;
-      }
-      if (c.raised && copy == "copy_false" && c.is("ValueError")) {
-        // KW-04: ValueError is the pre-2024.12 text's word for the same refusal: a warning.
-        ctx.check_as(Severity::should, false, "KW-04",
-                     fmt::format("copy=False with a device that needs a copy raises BufferError (ValueError was the "
-                                 "pre-2024.12 wording); asked {}", asked),
-                     "BufferError", c.what());
-        return;
-      }
-      if (c.raised) {
-        ctx.check(c.is("BufferError"), copy == "copy_false" ? "KW-04" : "DEV-06",
-                  fmt::format("a dl_device the producer cannot serve is refused with BufferError; asked {}", asked),
-                  "BufferError", c.what());
-        return;
-      }
-      ctx.check(copy != "copy_false", "KW-04",
-                fmt::format("copy=False never copies: {} asked for on {} is refused; asked {}", an_array,
-                            device_name(other), asked),
-                "BufferError", "a capsule");
-      // Served: the tensor must be where it was asked for (its memory is not read here).
-      const DLTensor* served = capsule_tensor(c.value);
-      if (!served) {
-        ctx.check(false, "CAP-01", "__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule", "a DLPack capsule",
-                  c.what());
-        return;
-      }
-      const DLDevice got = served->device;
-      ctx.check(got.device_type == other.device_type && got.device_id == other.device_id, "DEV-06",
-                fmt::format("a served dl_device request puts the tensor on that device, else BufferError; asked {}", asked),
-                device_name(other), device_name(got));
-      return;
-    }
-    if (c.raised && copy == "copy_false" && c.is("BufferError") && !ps.never_lends().empty()) {
-      // A package that never lends its storage deems a copy necessary for every export: "raise a
-      // BufferError in case a copy is deemed necessary" is its lawful answer to copy=False.
-      ctx.check(true, "KW-04", fmt::format("copy=False is refused with BufferError by a package that never lends its "
-                                           "storage ({}); asked {}", ps.never_lends(), asked));
-      return;
+    if (c.raised && copy == "copy_false" && c.is("ValueError")) {
+      // KW-04: ValueError is the pre-2024.12 text's word for the same refusal: a warning.
+      ctx.check_as(Severity::should, false, "KW-04",
+                   fmt::format("copy=False with a device that needs a copy raises BufferError (ValueError was the "
+                               "pre-2024.12 wording); asked {}", asked),
+                   "BufferError", c.what());
+      return true;
     }
     if (c.raised) {
-      // The array-API pseudo-code lets a producer that cannot give a legacy tensor raise
-      // BufferError when max_version is None (VER-06: tolerated); a read-only source has no
-      // legacy flag to carry its read-only state.
-      if (mv == "mv_none" && c.is("BufferError")) {
-        ctx.check_as(Severity::may, true, "VER-06",
-                     fmt::format("a legacy request refused with BufferError (tolerated); asked {}", asked), "", c.what());
-        return;
-      }
-      bool copy_refused = copy == "copy_true" && dev != "dev_same";
-      if (dev == "dev_same" && copy == "copy_true") {
-        // Two keywords a producer may be refusing: one fact, one verdict. Asked again without
-        // dl_device, a refusal of copy=True alone is KW-03's; else dl_device=(kDLCPU, 0) is DEV-05's.
-        py::dict alone = kw.attr("copy")();
-        alone.attr("pop")("dl_device");
-        copy_refused = call_dlpack(x, alone).raised;
-      }
-      if (copy_refused)  // array API: "If True, the function must always copy"
-        ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}{}", asked,
-                                              dev == "dev_same" ? " (copy=True without dl_device is refused too)" : ""),
-                  "a copied tensor", c.what());
-      else if (dev == "dev_same" && host_home)  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
-        ctx.check(false, "DEV-05", fmt::format("dl_device=(kDLCPU, 0) for a CPU array is served; asked {}", asked),
-                  "a DLPack capsule", c.what());
-      else if (dev == "dev_same")  // its own device needs no copy: "reuse the existing memory buffer if possible"
-        ctx.check(false, "KW-05", fmt::format("dl_device naming the array's own device ({}) is served; asked {}",
-                                              device_name(home), asked),
-                  "a DLPack capsule", c.what());
-      else
-        ctx.check(false, copy == "copy_false" ? "KW-04" : "KW-05",
-                  fmt::format("{} needs no copy, so it is exported (zero-copy); asked {}", an_array, asked),
-                  "a DLPack capsule", c.what());
-      return;
+      ctx.check(c.is("BufferError"), copy == "copy_false" ? "KW-04" : "DEV-06",
+                fmt::format("a dl_device the producer cannot serve is refused with BufferError; asked {}", asked),
+                "BufferError", c.what());
+      return true;
     }
-    const std::string name = capsule_name(c.value);
-    const bool versioned = name == kVersionedName;
-    uint64_t flags = 0;
-    const DLTensor* t = capsule_tensor(c.value, &flags);
-    if (!ctx.check(t != nullptr, "CAP-01",
-                   fmt::format("__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule; asked {}", asked),
-                   "a DLPack capsule", c.what()))
-      return;
-    if (mv == "mv_none")
-      ctx.check_as(Severity::should, !versioned, "VER-06", "max_version=None gives a legacy 'dltensor' capsule",
-                   "'dltensor'", "'" + name + "'");
+    ctx.check(copy != "copy_false", "KW-04",
+              fmt::format("copy=False never copies: {} asked for on {} is refused; asked {}", an_array,
+                          device_name(other), asked),
+              "BufferError", "a capsule");
+    // Served: the tensor must be where it was asked for (its memory is not read here).
+    const DLTensor* served = capsule_tensor(c.value);
+    if (!served) {
+      ctx.check(false, "CAP-01", "__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule", "a DLPack capsule",
+                c.what());
+      return true;
+    }
+    const DLDevice got = served->device;
+    ctx.check(got.device_type == other.device_type && got.device_id == other.device_id, "DEV-06",
+              fmt::format("a served dl_device request puts the tensor on that device, else BufferError; asked {}", asked),
+              device_name(other), device_name(got));
+    return true;
+  }
+  if (c.raised && copy == "copy_false" && c.is("BufferError") && !ps.never_lends().empty()) {
+    // A package that never lends its storage deems a copy necessary for every export: "raise a
+    // BufferError in case a copy is deemed necessary" is its lawful answer to copy=False.
+    ctx.check(true, "KW-04", fmt::format("copy=False is refused with BufferError by a package that never lends its "
+                                         "storage ({}); asked {}", ps.never_lends(), asked));
+    return true;
+  }
+  if (c.raised) {
+    // The array-API pseudo-code lets a producer that cannot give a legacy tensor raise
+    // BufferError when max_version is None (VER-06: tolerated); a read-only source has no
+    // legacy flag to carry its read-only state.
+    if (mv == "mv_none" && c.is("BufferError")) {
+      ctx.check_as(Severity::may, true, "VER-06",
+                   fmt::format("a legacy request refused with BufferError (tolerated); asked {}", asked), "", c.what());
+      return true;
+    }
+    bool copy_refused = copy == "copy_true" && dev != "dev_same";
+    if (dev == "dev_same" && copy == "copy_true") {
+      // Two keywords a producer may be refusing: one fact, one verdict. Asked again without
+      // dl_device, a refusal of copy=True alone is KW-03's; else dl_device=(kDLCPU, 0) is DEV-05's.
+      py::dict alone = kw.attr("copy")();
+      alone.attr("pop")("dl_device");
+      copy_refused = call_dlpack(x, alone).raised;
+    }
+    if (copy_refused)  // array API: "If True, the function must always copy"
+      ctx.check(false, "KW-03", fmt::format("copy=True always copies; asked {}{}", asked,
+                                            dev == "dev_same" ? " (copy=True without dl_device is refused too)" : ""),
+                "a copied tensor", c.what());
+    else if (dev == "dev_same" && host_home)  // the array's own device, the CPU: DEV-05 (export to kDLCPU)
+      ctx.check(false, "DEV-05", fmt::format("dl_device=(kDLCPU, 0) for a CPU array is served; asked {}", asked),
+                "a DLPack capsule", c.what());
+    else if (dev == "dev_same")  // its own device needs no copy: "reuse the existing memory buffer if possible"
+      ctx.check(false, "KW-05", fmt::format("dl_device naming the array's own device ({}) is served; asked {}",
+                                            device_name(home), asked),
+                "a DLPack capsule", c.what());
     else
-      ctx.check_as(Severity::should, versioned, "VER-07",
-                   fmt::format("max_version {} (major 1 or above) gives a versioned capsule", asked), "'dltensor_versioned'",
-                   "'" + name + "'");
-    if (versioned) {
-      const auto* v = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(c.value));
-      ctx.check(v->version.major == 1, "VER-01", "a versioned tensor's major is 1", "1",
-                std::to_string(v->version.major));
-      ctx.check_as(Severity::should, v->version.major == own.major && v->version.minor == own.minor, "VER-07",
-                   fmt::format("the version stamp is the producer's own whatever max_version asks; asked {}", asked),
-                   version_text(own), version_text(v->version));
-    }
-    const bool copied_flag = (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
-    const int64_t n = element_count(sh.dims);
-    const uintptr_t a1 = reinterpret_cast<uintptr_t>(element0(*t));
-    if (n > 0 && !lib)
-      ctx.note(fmt::format("the source array's own data address is unknown (no __array_interface__, "
-                           "__cuda_array_interface__ or data_ptr()), so whether the export aliases it "
-                           "(KW-03/KW-04/KW-05) is not checked here; asked {}", asked));
-    if (n > 0 && lib) {
-      const bool aliases = a1 == *lib;
-      if (copy == "copy_true")
-        ctx.check(!aliases, "KW-03", fmt::format("copy=True never aliases the source; asked {}", asked),
-                  "a different data address",
-                  aliases ? fmt::format("the same address {:#x}", a1) : fmt::format("{:#x}, the source at {:#x}", a1, *lib));
-      else if (copy == "copy_false" || ps.never_lends().empty())
-        ctx.check(aliases, copy == "copy_false" ? "KW-04" : "KW-05",
-                  fmt::format("{} is exported without a copy; asked {}", an_array, asked),
-                  fmt::format("{:#x}", *lib), fmt::format("{:#x}", a1));
-      // (copy=None of a package that never lends: "copy otherwise"; FLAG-05 below judges the copy.)
-      if (versioned && !aliases)
-        ctx.check(copied_flag, "FLAG-05", "a copy is flagged IS_COPIED", "bit 1 set", fmt::format("flags = {:#x}", flags));
-      if (versioned && aliases)
-        ctx.check_as(Severity::should, !copied_flag, "FLAG-06", "IS_COPIED is clear for a zero-copy export",
-                     "bit 1 clear", fmt::format("flags = {:#x}", flags));
-      if (versioned && read_only && aliases)
-        ctx.check_as(Severity::should, (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
-                     fmt::format("a read-only source exported without a copy carries READ_ONLY; asked {}", asked),
-                     "bit 0 set", fmt::format("flags = {:#x}", flags));
-    } else if (versioned && copy == "copy_true" && n > 0) {  // a copy of nothing cannot be told
-      ctx.check(copied_flag, "FLAG-05", "copy=True: the copy is flagged IS_COPIED", "bit 1 set",
-                fmt::format("flags = {:#x}", flags));
-    }
-    if (!host_home) {  // device memory is not read here (python.device.* reads it through the library)
-      ctx.note("the tensor's values are not read: its data is memory of " + device_name(home));
-      return;
-    }
-    const std::string diff = data_mismatch(*t, sh.dims, kF32);
-    ctx.check(diff.empty(), "LAYOUT-07",
-              fmt::format("the tensor's data, byte_offset, shape and strides read the array's values ({} {}); asked {}",
-                          tensor, source, asked),
-              "the reference pattern", diff);
+      ctx.check(false, copy == "copy_false" ? "KW-04" : "KW-05",
+                fmt::format("{} needs no copy, so it is exported (zero-copy); asked {}", an_array, asked),
+                "a DLPack capsule", c.what());
+    return true;
+  }
+  return false;
+}
+
+// A capsule came back: its name and version stamp, whether it aliases the source, its flags, and
+// (on the CPU) the values it reads.
+void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const Call& c) {
+  const std::string &mv = r.mv, &copy = r.copy, &tensor = r.tensor, &source = r.source, &asked = r.asked,
+                    &an_array = r.an_array;
+  const bool host_home = r.host_home, read_only = r.read_only;
+  const DLDevice home = r.home;
+  const DLPackVersion own = r.own;
+  const Shape& sh = r.sh;
+  const auto& lib = r.lib;
+  const std::string name = capsule_name(c.value);
+  const bool versioned = name == kVersionedName;
+  uint64_t flags = 0;
+  const DLTensor* t = capsule_tensor(c.value, &flags);
+  if (!ctx.check(t != nullptr, "CAP-01",
+                 fmt::format("__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule; asked {}", asked),
+                 "a DLPack capsule", c.what()))
+    return;
+  if (mv == "mv_none")
+    ctx.check_as(Severity::should, !versioned, "VER-06", "max_version=None gives a legacy 'dltensor' capsule",
+                 "'dltensor'", "'" + name + "'");
+  else
+    ctx.check_as(Severity::should, versioned, "VER-07",
+                 fmt::format("max_version {} (major 1 or above) gives a versioned capsule", asked), "'dltensor_versioned'",
+                 "'" + name + "'");
+  if (versioned) {
+    const auto* v = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(c.value));
+    ctx.check(v->version.major == 1, "VER-01", "a versioned tensor's major is 1", "1",
+              std::to_string(v->version.major));
+    ctx.check_as(Severity::should, v->version.major == own.major && v->version.minor == own.minor, "VER-07",
+                 fmt::format("the version stamp is the producer's own whatever max_version asks; asked {}", asked),
+                 version_text(own), version_text(v->version));
+  }
+  const bool copied_flag = (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  const int64_t n = element_count(sh.dims);
+  const uintptr_t a1 = reinterpret_cast<uintptr_t>(element0(*t));
+  if (n > 0 && !lib)
+    ctx.note(fmt::format("the source array's own data address is unknown (no __array_interface__, "
+                         "__cuda_array_interface__ or data_ptr()), so whether the export aliases it "
+                         "(KW-03/KW-04/KW-05) is not checked here; asked {}", asked));
+  if (n > 0 && lib) {
+    const bool aliases = a1 == *lib;
+    if (copy == "copy_true")
+      ctx.check(!aliases, "KW-03", fmt::format("copy=True never aliases the source; asked {}", asked),
+                "a different data address",
+                aliases ? fmt::format("the same address {:#x}", a1) : fmt::format("{:#x}, the source at {:#x}", a1, *lib));
+    else if (copy == "copy_false" || ps.never_lends().empty())
+      ctx.check(aliases, copy == "copy_false" ? "KW-04" : "KW-05",
+                fmt::format("{} is exported without a copy; asked {}", an_array, asked),
+                fmt::format("{:#x}", *lib), fmt::format("{:#x}", a1));
+    // (copy=None of a package that never lends: "copy otherwise"; FLAG-05 below judges the copy.)
+    if (versioned && !aliases)
+      ctx.check(copied_flag, "FLAG-05", "a copy is flagged IS_COPIED", "bit 1 set", fmt::format("flags = {:#x}", flags));
+    if (versioned && aliases)
+      ctx.check_as(Severity::should, !copied_flag, "FLAG-06", "IS_COPIED is clear for a zero-copy export",
+                   "bit 1 clear", fmt::format("flags = {:#x}", flags));
+    if (versioned && read_only && aliases)
+      ctx.check_as(Severity::should, (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+                   fmt::format("a read-only source exported without a copy carries READ_ONLY; asked {}", asked),
+                   "bit 0 set", fmt::format("flags = {:#x}", flags));
+  } else if (versioned && copy == "copy_true" && n > 0) {  // a copy of nothing cannot be told
+    ctx.check(copied_flag, "FLAG-05", "copy=True: the copy is flagged IS_COPIED", "bit 1 set",
+              fmt::format("flags = {:#x}", flags));
+  }
+  if (!host_home) {  // device memory is not read here (python.device.* reads it through the library)
+    ctx.note("the tensor's values are not read: its data is memory of " + device_name(home));
+    return;
+  }
+  const std::string diff = data_mismatch(*t, sh.dims, kF32);
+  ctx.check(diff.empty(), "LAYOUT-07",
+            fmt::format("the tensor's data, byte_offset, shape and strides read the array's values ({} {}); asked {}",
+                        tensor, source, asked),
+            "the reference pattern", diff);
+}
+
+void request(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    Request r = ask(ctx, ps);
+    Call c = call_dlpack(r.x, r.kw);
+    r.asked = py::str(r.kw).cast<std::string>();
+    if (!judge_refusal(ctx, ps, r, c)) judge_export(ctx, ps, r, c);
   });
 }
 

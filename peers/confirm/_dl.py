@@ -1,10 +1,22 @@
-"""ctypes views of the DLPack structs and a hand-made producer, for the confirmation scripts.
+"""ctypes views of the DLPack structs, a hand-made producer and the verdict helpers shared by
+every confirmation script in this folder.
 
-Each script next to this file shows one behaviour of a real library in a few lines of that
-library's public API, outside dlpack-validate, and asserts it: the validator's finding stands
-only while its script confirms it (tests/CMakeLists.txt runs them against the pinned peers).
-Layouts are the DLPack header's (checklist §1.5)."""
+Each script shows one behaviour of a real library in a few lines of that library's public API,
+outside dlpack-validate: the validator's finding (a baseline entry's `confirmed_by`, or a line of
+atlas/findings.tsv) stands only while its script confirms it. One convention for all of them:
+
+- the docstring says the behaviour, the requirement it breaks with its strength and the spec's
+  words, and `Usage:` (LIB where the script takes a library name, as the baselines' do);
+- exit 0, with a line starting "confirmed:", when the behaviour shows; exit 1 when it does not
+  (verdict(False, ...), or a failed assert); exit 2, "not applicable:", when this library or
+  release lacks what the script needs (a keyword, an API), which is neither;
+- crashes are provoked in a child interpreter (dies_with_signal), never suffered.
+
+tests/peers/CMakeLists.txt runs the baselines' scripts against the pinned peers; the atlas's
+scripts run with the interpreter of the release in question (docs/atlas.md). Layouts are the
+DLPack header's (docs/requirements.md)."""
 import ctypes
+import os
 import subprocess
 import sys
 
@@ -39,6 +51,8 @@ _api.PyCapsule_GetName.restype = ctypes.c_char_p
 _api.PyCapsule_GetName.argtypes = [ctypes.py_object]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def capsule_name(cap):
@@ -96,11 +110,39 @@ def _code_of(dt):
     return {"f": 2, "i": 0, "u": 1, "b": 6, "c": 5}[dt.kind], dt.itemsize * 8
 
 
+def child(code):
+    """Run `code` (Python source) in a fresh interpreter of this one that can import this folder's
+    helpers; the finished process (returncode negative: killed by that signal)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (HERE, env.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+
+
 def dies_with_signal(code):
-    """Run `code` (Python source) in a fresh interpreter; the signal that killed it, or 0."""
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    """Run `code` in a child (child()); the signal that killed it, or 0."""
+    r = child(code)
     return -r.returncode if r.returncode < 0 else 0
 
 
 def confirmed(text):
     print("confirmed:", text)
+
+
+def verdict(shows, text):
+    """End the script: exit 0 ("confirmed: TEXT") when the behaviour shows, else exit 1."""
+    print(("confirmed: " if shows else "not shown: ") + text)
+    sys.exit(0 if shows else 1)
+
+
+def not_applicable(text):
+    """End the script with exit 2: this library or release lacks what the script needs."""
+    print("not applicable: " + text)
+    sys.exit(2)
+
+
+_NAMES = {}  # PyCapsule_SetName keeps the pointer, not a copy: the names must outlive the capsules
+
+
+def rename(cap, name):
+    """Rename a capsule, as a consumer does once it owns the tensor ('used_dltensor')."""
+    _api.PyCapsule_SetName(cap, _NAMES.setdefault(name, name.encode()))

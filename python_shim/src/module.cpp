@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/scripted_producer.hpp>
 #include <dlpack_validate/python_subject.hpp>
 
 #ifndef DLPV_CASE_UNITS
@@ -215,5 +215,5 @@ PYBIND11_MODULE(_dlpack_validate, m) {
       if (applies_to(c, "python")) ids.push_back(c.id);
     return ids;
   });
-  register_probe(m);
+  register_scripted_producer(m);
 }

@@ -22,7 +22,7 @@ changes none of the others, and a new fixture changes only the lines of the case
 Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
 growth, bytes read from freed memory), and masks addresses (0x...), code offsets in stack
-traces a library prints into its messages, protocol nonces, process
+traces a library prints into its messages, protocol nonces and sequence numbers, process
 ids, memory figures and numbers of seven digits or more (garbage read as a number) inside
 messages. Fields that would name source files (none today) are
 dropped too, so moving code between files cannot change a record.
@@ -45,6 +45,10 @@ DROP_TOP = {"command_line", "started_at", "duration_s", "environment", "supervis
 # reports::charge_of), as pair_matrix is from the results: the verdicts are what it rests on.
 DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed", "charged_to"}
 NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
+# An event's place in its command's sequence (docs/protocol.md), quoted in protocol-violation
+# messages with the line: protocol detail like the nonce, not a verdict (dropped: a record made
+# before events were numbered then reads the same).
+SEQ = re.compile(r',\\?"seq\\?":\d+')
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{5,}")
 OFFSET = re.compile(r"\+ 0x[0-9a-fA-F]+")  # "function + 0x570" in a library's stack trace: code moves
 PID = re.compile(r"\b(pid|process) \d+")
@@ -68,6 +72,7 @@ def mask(v):
         v = ADDRESS.sub("0xADDR", v)
         v = OFFSET.sub("+ 0xOFF", v)
         v = NONCE.sub(r"\1NONCE", v)
+        v = SEQ.sub("", v)
         v = PID.sub(r"\1 N", v)
         v = MEMORY.sub("using N MiB", v)
         v = BIG.sub("BIG", v).replace("-BIG", "BIG")

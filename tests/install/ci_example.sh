@@ -108,10 +108,10 @@ fi
 echo "actionlint $("$ACTIONLINT" -version | head -1), $("$VENV/bin/shellcheck" --version | sed -n 's/^version: //p' | sed 's/^/shellcheck /')"
 # both workflows: the library's gate, and the atlas sweep's job matrix (atlas-sweep.yml, linted
 # only: its steps build and sweep for hours)
-for wf in "$WF" "$SRC/examples/github-actions/atlas-sweep.yml"; do
+for wf in "$WF" "$SRC/atlas/atlas-sweep.yml"; do
   (cd "$(dirname "$wf")" && "$ACTIONLINT" -no-color -shellcheck "$VENV/bin/shellcheck" -pyflakes= "$wf") \
     || fail "actionlint found problems in $wf (above)"
-  echo "ok: actionlint (with shellcheck) finds nothing in examples/github-actions/$(basename "$wf")"
+  echo "ok: actionlint (with shellcheck) finds nothing in ${wf#"$SRC"/}"
 done
 
 # ---- 2. the run steps, locally, on a stand-in library ------------------------------------------

@@ -11,7 +11,7 @@ void capsule_refused(CaseContext& ctx) {
     const bool v = speaks_versioned(ps);
     for (const char* name : {v ? kUsedVersionedName : kUsedLegacyName, "foo"}) {
       MadeSpec spec = home_spec(ps);
-      Feed f = feed(ctx, ps, spec, v, py::dict(), [&](ProbeConfig& c) { c.capsule_name = name; });
+      Feed f = feed(ctx, ps, spec, v, py::dict(), [&](ProducerScript& c) { c.capsule_name = name; });
       const std::string what = fmt::format("a capsule named '{}'", name);
       ctx.check(f.result.raised, "CAP-06", what + " is refused with an exception", "an exception", f.result.what());
       f.settle(ctx);

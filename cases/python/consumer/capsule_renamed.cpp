@@ -34,7 +34,7 @@ std::optional<bool> views_source(PythonSubject& ps, py::handle array, const Feed
 void capsule_renamed(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     Feed f = feed_plain(ctx, ps);
-    if (f.result.raised) ctx.check(false, "CAP-05", "the consumer imports a plain float32 probe tensor", "an array", f.result.what());
+    if (f.result.raised) ctx.check(false, "CAP-05", "the consumer imports a plain float32 tensor from a scripted producer", "an array", f.result.what());
     const std::string name = capsule_name(f.p().last_capsule());
     const std::string want = f.versioned ? kUsedVersionedName : kUsedLegacyName;
     if (name != want && name.rfind("used_", 0) != 0) {

@@ -177,7 +177,7 @@ DLPV_CASES {
 
 // DEV-08: from_dlpack(x, device=<cpu>) of a device array yields host data: the consumer asks
 // the producer for a host copy (dl_device=(kDLCPU, 0)) or copies itself; a library that cannot
-// at all raises BufferError. Without a GPU the probe's CUDA-labelled tensor is host memory
+// at all raises BufferError. Without a GPU the scripted producer's CUDA-labelled tensor is host memory
 // holding bytes that are not the values (a CPU consumer cannot legitimately read it): only the
 // host copy holds the pattern. With a GPU it is real device memory holding the values.
 void device_cpu(CaseContext& ctx) {
@@ -191,7 +191,7 @@ void device_cpu(CaseContext& ctx) {
     auto copy = MadeTensor::make(host, v);
     py::dict kw;
     kw["device"] = cpu;
-    Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+    Feed f = feed(ctx, ps, spec, v, kw, [&](ProducerScript& c) {
       c.host_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
       c.host_versioned = v;
       const DLTensor& t = v ? static_cast<DLManagedTensorVersioned*>(c.managed)->dl_tensor

@@ -9,12 +9,12 @@ namespace {
 
 void error_propagated(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    ProbeConfig cfg;
+    ProducerScript cfg;
     cfg.raise_type = "BufferError";
-    cfg.raise_message = "probe refuses: dlpack-validate ERR-03";
+    cfg.raise_message = "scripted producer refuses: dlpack-validate ERR-03";
     cfg.device = ps.home_device();  // a device the consumer takes: a CUDA-only one refuses host memory first
-    py::object probe = make_probe(cfg);
-    Call c = attempt([&] { return ps.from_dlpack(probe); });
+    py::object producer = make_producer(cfg);
+    Call c = attempt([&] { return ps.from_dlpack(producer); });
     ctx.check(c.is("BufferError"), "ERR-03", "a BufferError raised by __dlpack__ propagates out of from_dlpack",
               "BufferError", c.what());
     if (c.is("BufferError") && c.text.find("dlpack-validate ERR-03") == std::string::npos)

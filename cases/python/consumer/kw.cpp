@@ -11,7 +11,7 @@
 namespace dlpv::python {
 namespace {
 
-// from_dlpack(probe, copy=True), the probe handing out a separate copy (flagged IS_COPIED
+// from_dlpack(producer, copy=True), the scripted producer handing out a separate copy (flagged IS_COPIED
 // when versioned) for copy=True; skips when from_dlpack takes no copy=. The source lies
 // `misalign` bytes past a 256-byte boundary: a consumer may take another path for data at
 // another alignment (JAX 0.10 imports 64-byte aligned data in place and copies the rest).
@@ -22,7 +22,7 @@ Feed feed_copy_true(CaseContext& ctx, PythonSubject& ps, bool v, size_t misalign
   auto copy = MadeTensor::make(copied, v);
   py::dict kw;
   kw["copy"] = true;
-  Feed f = feed(ctx, ps, spec, v, kw, [&](ProbeConfig& c) {
+  Feed f = feed(ctx, ps, spec, v, kw, [&](ProducerScript& c) {
     c.copy_managed = v ? static_cast<void*>(copy->versioned()) : static_cast<void*>(copy->legacy());
     c.copy_versioned = v;
   });
@@ -198,7 +198,7 @@ DLPV_CASES {
 
 void any_object(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    // A plain Python class (no exchange-API attribute) forwarding to a probe.
+    // A plain Python class (no exchange-API attribute) forwarding to a scripted producer.
     py::dict ns;
     py::exec(R"(
 class MinimalProducer:
@@ -212,14 +212,14 @@ class MinimalProducer:
     const bool v = speaks_versioned(ps);
     MadeSpec spec = home_spec(ps);
     auto made = MadeTensor::make(spec, v);
-    ProbeConfig cfg;
+    ProducerScript cfg;
     cfg.managed = v ? static_cast<void*>(made->versioned()) : static_cast<void*>(made->legacy());
     cfg.versioned = v;
     cfg.capsule_name = v ? kVersionedName : kLegacyName;
     cfg.destructor_deletes = true;
     cfg.device = spec.device;
-    py::object probe = make_probe(cfg);
-    py::object obj = ns["MinimalProducer"](probe);
+    py::object producer = make_producer(cfg);
+    py::object obj = ns["MinimalProducer"](producer);
     ctx.phase("import");
     Call c = attempt([&] { return ps.from_dlpack(obj); });
     if (ctx.check(!c.raised, "KW-10", "an instance of a plain Python class with __dlpack__/__dlpack_device__ imports",
@@ -233,7 +233,7 @@ class MinimalProducer:
     }
     c.value = py::none();
     obj = py::none();
-    probe = py::none();
+    producer = py::none();
     gc_collect(ctx);
     if (made->deleter_calls() == 0) (void)made.release();
   });

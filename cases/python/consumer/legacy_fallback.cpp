@@ -10,7 +10,7 @@ namespace {
 void legacy_fallback(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     MadeSpec spec = home_spec(ps);
-    Feed f = feed(ctx, ps, spec, false, py::dict(), [](ProbeConfig& c) { c.legacy_signature = true; });
+    Feed f = feed(ctx, ps, spec, false, py::dict(), [](ProducerScript& c) { c.legacy_signature = true; });
     ctx.check(!f.result.raised, "VER-10",
               "a pre-2023.12 producer (__dlpack__(*, stream=None) only) is imported", "an array",
               f.result.what() + "; calls " + calls_text(f.p()));
@@ -36,7 +36,7 @@ void legacy_fallback_copy(CaseContext& ctx) {
     MadeSpec spec = home_spec(ps);
     py::dict kw;
     kw["copy"] = true;
-    Feed f = feed(ctx, ps, spec, false, kw, [](ProbeConfig& c) { c.legacy_signature = true; });
+    Feed f = feed(ctx, ps, spec, false, kw, [](ProducerScript& c) { c.legacy_signature = true; });
     skip_if_no_copy_keyword(ctx, f);
     if (f.result.raised) {
       ctx.check(true, "VER-11", "copy=True with a producer that cannot take copy= is refused: " + f.result.text);

@@ -11,7 +11,7 @@ namespace dlpv::python {
 namespace {
 
 // `stream` of every recorded __dlpack__ call (None when not passed).
-std::vector<py::object> streams(Probe& p) {
+std::vector<py::object> streams(ScriptedProducer& p) {
   std::vector<py::object> out;
   for (auto call : p.calls()) {
     py::tuple t = py::reinterpret_borrow<py::tuple>(call);
@@ -90,7 +90,7 @@ DLPV_CASES {
 }
 
 // STRM-07: the stream a consumer passes is the one it computes on. The adapter names that
-// stream (current_stream); a CUDA-labelled probe records what from_dlpack passes.
+// stream (current_stream); a CUDA-labelled scripted producer records what from_dlpack passes.
 void stream_current(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     const long long handle = current_cuda_stream(ctx, ps);

@@ -9,7 +9,7 @@ namespace {
 
 void struct_from_name_legacy(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
-    // The probe ignores max_version (whatever the consumer asks) and hands out a legacy struct.
+    // The scripted producer ignores max_version (whatever the consumer asks) and hands out a legacy struct.
     MadeSpec spec = home_spec(ps);
     Feed f = feed(ctx, ps, spec, false);
     py::object kw = first_dlpack_kwargs(f.p());

@@ -1,4 +1,4 @@
-// cases/python/support/py_consumer.cpp: the probe-fed imports of the python.consumer.* cases.
+// cases/python/support/py_consumer.cpp: the producer-fed imports of the python.consumer.* cases.
 // SPDX-License-Identifier: Apache-2.0
 #include "py_consumer.hpp"
 
@@ -55,28 +55,28 @@ MadeSpec home_spec(PythonSubject& ps) {
 }
 
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
-          py::dict kwargs, const std::function<void(ProbeConfig&)>& tweak, const std::string& reaches) {
+          py::dict kwargs, const std::function<void(ProducerScript&)>& tweak, const std::string& reaches) {
   ctx.phase("setup");
   Feed f;
   f.versioned = versioned;
   f.made = MadeTensor::make(spec, versioned);
   if (!f.made) ctx.harness_error("could not build the test tensor");
   f.snapshot();
-  ProbeConfig cfg;
+  ProducerScript cfg;
   cfg.managed = versioned ? static_cast<void*>(f.made->versioned()) : static_cast<void*>(f.made->legacy());
   cfg.versioned = versioned;
   cfg.capsule_name = versioned ? kVersionedName : kLegacyName;
   cfg.destructor_deletes = true;  // a producer's capsule: deletes if it dies unconsumed
   cfg.device = spec.device;
   if (tweak) tweak(cfg);
-  f.probe = make_probe(cfg);
+  f.producer = make_producer(cfg);
   // A tensor on a device the package does not declare: whatever the case judges afterwards,
   // importing it first puts DEV-04 to the test (refuse a device it cannot use), and a death
   // here is charged to that.
   bool declared = false;
   for (const DLDevice& d : ps.devices()) declared = declared || d.device_type == spec.device.device_type;
   ctx.phase("import", declared ? reaches : "DEV-04");
-  f.result = attempt([&] { return ps.from_dlpack(f.probe, kwargs); });
+  f.result = attempt([&] { return ps.from_dlpack(f.producer, kwargs); });
   return f;
 }
 
@@ -97,7 +97,7 @@ std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor&
   }
 }
 
-std::string calls_text(Probe& p) { return py::repr(p.calls()).cast<std::string>(); }
+std::string calls_text(ScriptedProducer& p) { return py::repr(p.calls()).cast<std::string>(); }
 
 // A tensor labelled with `device`: real device memory for the CUDA kinds where a CUDA driver
 // and device are present (a consumer on a real GPU touches the memory: host memory under a
@@ -111,7 +111,7 @@ MadeSpec labelled_spec(DLDevice device) {
   return spec;
 }
 
-// A probe labelled with `device` (labelled_spec): which streams it was given.
+// A scripted producer labelled with `device` (labelled_spec): which streams it was given.
 Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device) {
   return feed(ctx, ps, labelled_spec(device), speaks_versioned(ps));
 }

@@ -1,5 +1,5 @@
-// cases/python/support/py_consumer.hpp: the probe-fed imports of the python.consumer.* cases:
-// the package's from_dlpack fed by the shim's probe producers (checklist T-FAKE) that hand out
+// cases/python/support/py_consumer.hpp: the producer-fed imports of the python.consumer.* cases:
+// the package's from_dlpack fed by the shim's scripted producers (checklist T-FAKE) that hand out
 // validator-made tensors (T-CNT counting deleters, T-GUARD guard pages), and what became of
 // them. Cases about the calling protocol of from_dlpack (keywords, streams, call order,
 // exceptions) need consumer_protocol besides import_legacy.
@@ -16,11 +16,11 @@
 
 namespace dlpv::python {
 
-// One probe-fed import: the tensor, the probe holding it, what from_dlpack did.
+// One producer-fed import: the tensor, the scripted producer holding it, what from_dlpack did.
 struct Feed {
   std::unique_ptr<MadeTensor> made;
-  std::unique_ptr<MadeTensor> copy;  // what the probe hands out for copy=True
-  py::object probe;
+  std::unique_ptr<MadeTensor> copy;  // what the scripted producer hands out for copy=True
+  py::object producer;
   Call result;
   bool versioned = false;
 
@@ -35,7 +35,7 @@ struct Feed {
   }
   bool handed = false;      // a capsule was handed out (set by settle)
   std::string final_name;   // its name when the consumer was done (used_* = ownership taken)
-  Probe& p() { return probe_of(probe); }
+  ScriptedProducer& p() { return producer_of(producer); }
   int deletes() const { return made->deleter_calls() + (copy ? copy->deleter_calls() : 0); }
   // The tensor as built, before any consumer ran its deleter (which poisons the struct).
   DLTensor snap{};
@@ -50,14 +50,14 @@ struct Feed {
   }
   const DLTensor& tensor() const { return snap; }
   uintptr_t source_address() const { return reinterpret_cast<uintptr_t>(element0(snap)); }
-  /// Drop the result and the probe (and with it the last capsule), then collect.
+  /// Drop the result and the scripted producer (and with it the last capsule), then collect.
   void settle(CaseContext& ctx) {
-    if (probe && !probe.is_none()) {
+    if (producer && !producer.is_none()) {
       handed = !p().last_capsule().is_none();
       if (handed) final_name = capsule_name(p().last_capsule());
     }
     result.value = py::none();
-    probe = py::none();
+    producer = py::none();
     gc_collect(ctx);
   }
 };
@@ -81,21 +81,21 @@ MadeSpec labelled_spec(DLDevice device);
 /// Bytes past a 256-byte boundary for an alignment axis value (support/input_space.hpp).
 using input_space::misalign_named;
 
-/// from_dlpack(probe, **kwargs) of a tensor built from `spec`; `tweak` adjusts the probe.
+/// from_dlpack(producer, **kwargs) of a tensor built from `spec`; `tweak` adjusts the scripted producer.
 /// `reaches`: the requirement a death during the import is charged to (a tensor on a device the
 /// package does not declare reaches DEV-04 whatever is given).
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
-          py::dict kwargs = py::dict(), const std::function<void(ProbeConfig&)>& tweak = {},
+          py::dict kwargs = py::dict(), const std::function<void(ProducerScript&)>& tweak = {},
           const std::string& reaches = {});
 /// feed() of the home-device tensor, in the capsule kind the consumer speaks.
 Feed feed_plain(CaseContext& ctx, PythonSubject& ps, py::dict kwargs = py::dict());
-/// A probe labelled with `device` (host memory under the label): which streams it was given.
+/// A scripted producer labelled with `device` (host memory under the label): which streams it was given.
 Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device);
 
 /// Values of the imported array, compared with the tensor's pattern ("" when equal).
 std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor& made);
-/// The probe's recorded calls, as text.
-std::string calls_text(Probe& p);
+/// The scripted producer's recorded calls, as text.
+std::string calls_text(ScriptedProducer& p);
 /// from_dlpack(x, copy=...) where the adapter's from_dlpack has no such keyword: a skip.
 void skip_if_no_copy_keyword(CaseContext& ctx, Feed& f);
 

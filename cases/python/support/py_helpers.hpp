@@ -10,7 +10,7 @@
 
 #include <dlpack_validate/declare.hpp>
 
-#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/scripted_producer.hpp>
 #include <dlpack_validate/python_subject.hpp>
 
 namespace dlpv::python {

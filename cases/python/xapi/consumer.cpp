@@ -1,5 +1,5 @@
 // cases/python/xapi/consumer.cpp: python.xapi.consumer.*: the package's from_dlpack
-// fed by probe types carrying instrumented tables (XAPI-07/09/11/19), with a metaclass counting
+// fed by scripted producer types carrying instrumented tables (XAPI-07/09/11/19), with a metaclass counting
 // type-level lookups (checklist T-FAKE).
 // SPDX-License-Identifier: Apache-2.0
 #include <pybind11/eval.h>
@@ -17,23 +17,23 @@ struct XCounts {
 };
 XCounts g_x;
 
-Probe* inner_probe(void* obj) {
+ScriptedProducer* inner_producer(void* obj) {
   py::object inner = py::handle(static_cast<PyObject*>(obj)).attr("_p");
-  return &probe_of(inner);
+  return &producer_of(inner);
 }
 
 int x_alloc(DLTensor*, DLManagedTensorVersioned**, void* ctx, void (*set_error)(void*, const char*, const char*)) {
   ++g_x.alloc;
-  if (set_error) set_error(ctx, "NotImplementedError", "the dlpack-validate probe table allocates nothing");
+  if (set_error) set_error(ctx, "NotImplementedError", "the dlpack-validate scripted producer's table allocates nothing");
   return -1;
 }
 
-// The versioned tensor the probe behind `obj` holds; NULL with a Python error set otherwise.
-DLManagedTensorVersioned* probe_tensor(void* obj) {
+// The versioned tensor the scripted producer behind `obj` holds; NULL with a Python error set otherwise.
+DLManagedTensorVersioned* producer_tensor(void* obj) {
   try {
-    const ProbeConfig& c = inner_probe(obj)->config();
+    const ProducerScript& c = inner_producer(obj)->config();
     if (c.managed && c.versioned) return static_cast<DLManagedTensorVersioned*>(c.managed);
-    PyErr_SetString(PyExc_BufferError, "the probe holds no versioned tensor");
+    PyErr_SetString(PyExc_BufferError, "the scripted producer holds no versioned tensor");
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (const std::exception& e) {
@@ -44,7 +44,7 @@ DLManagedTensorVersioned* probe_tensor(void* obj) {
 
 int x_from(void* obj, DLManagedTensorVersioned** out) {
   ++g_x.from;
-  DLManagedTensorVersioned* m = probe_tensor(obj);
+  DLManagedTensorVersioned* m = producer_tensor(obj);
   if (!m) return -1;
   *out = m;
   return 0;
@@ -52,13 +52,13 @@ int x_from(void* obj, DLManagedTensorVersioned** out) {
 
 int x_to(DLManagedTensorVersioned*, void**) {
   ++g_x.to;
-  PyErr_SetString(PyExc_NotImplementedError, "the dlpack-validate probe table makes no Python objects");
+  PyErr_SetString(PyExc_NotImplementedError, "the dlpack-validate scripted producer's table makes no Python objects");
   return -1;
 }
 
 int x_dlt(void* obj, DLTensor* out) {
   ++g_x.dlt;
-  DLManagedTensorVersioned* m = probe_tensor(obj);
+  DLManagedTensorVersioned* m = producer_tensor(obj);
   if (!m) return -1;
   *out = m->dl_tensor;
   return 0;
@@ -89,7 +89,7 @@ DLPackExchangeAPI g_null_dlt = {{{1, 3}, nullptr}, x_alloc, x_from, x_to, nullpt
 DLPackExchangeAPI g_major2_alone = {{{2, 0}, nullptr}, trap_alloc, trap_from, trap_to, trap_dlt, trap_stream};
 DLPackExchangeAPI g_major2_prev = {{{2, 0}, &g_good.header}, trap_alloc, trap_from, trap_to, trap_dlt, trap_stream};
 
-// A fresh probe type (a plain Python class whose metaclass counts type-level lookups of the
+// A fresh scripted producer type (a plain Python class whose metaclass counts type-level lookups of the
 // attribute; instance lookups are counted too) carrying `table`, or no attribute at all.
 struct XFeed {
   std::unique_ptr<MadeTensor> made;
@@ -113,15 +113,15 @@ struct XFeed {
   }
 };
 
-const char* kProbeTypeSource = R"(
-def make_probe_type(capsule, counts):
+const char* kProducerTypeSource = R"(
+def make_producer_type(capsule, counts):
     class CountingMeta(type):
         def __getattribute__(cls, name):
             if name == "__dlpack_c_exchange_api__":
                 counts["type"] += 1
             return type.__getattribute__(cls, name)
 
-    class ExchangeProbe(metaclass=CountingMeta):
+    class ExchangeProducer(metaclass=CountingMeta):
         def __init__(self, inner):
             self._p = inner
         def __getattribute__(self, name):
@@ -134,8 +134,8 @@ def make_probe_type(capsule, counts):
             return object.__getattribute__(self, "_p").__dlpack_device__()
 
     if capsule is not None:
-        type.__setattr__(ExchangeProbe, "__dlpack_c_exchange_api__", capsule)
-    return ExchangeProbe
+        type.__setattr__(ExchangeProducer, "__dlpack_c_exchange_api__", capsule)
+    return ExchangeProducer
 )";
 
 XFeed xfeed(CaseContext& ctx, PythonSubject& ps, DLPackExchangeAPI* table) {
@@ -146,18 +146,18 @@ XFeed xfeed(CaseContext& ctx, PythonSubject& ps, DLPackExchangeAPI* table) {
   const bool v = ps.facts().consumer_versioned;
   f.made = MadeTensor::make(spec, v);
   if (!f.made) ctx.harness_error("could not build the test tensor");
-  ProbeConfig cfg;
+  ProducerScript cfg;
   cfg.managed = v ? static_cast<void*>(f.made->versioned()) : static_cast<void*>(f.made->legacy());
   cfg.versioned = v;
   cfg.capsule_name = v ? kVersionedName : kLegacyName;
   cfg.destructor_deletes = true;
   py::dict ns;
-  py::exec(kProbeTypeSource, ns);
+  py::exec(kProducerTypeSource, ns);
   f.counts["type"] = 0;
   f.counts["instance"] = 0;
   py::object cap = table ? py::object(py::capsule(static_cast<void*>(table), kExchangeName)) : py::object(py::none());
-  py::object type = ns["make_probe_type"](cap, f.counts);
-  f.obj = type(make_probe(cfg));
+  py::object type = ns["make_producer_type"](cap, f.counts);
+  f.obj = type(make_producer(cfg));
   g_x = XCounts{};
   ctx.phase("import");
   f.result = attempt([&] { return ps.from_dlpack(f.obj); });

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/scripted_producer.hpp>
 
 namespace dlpv::python {
 
@@ -131,9 +131,16 @@ bool is_failure_not_refusal(const py::error_already_set& e) {
 }  // namespace
 
 void PythonSubject::probe() {
-  const DLDataType f32{kDLFloat, 32, 1};
+  if (!probe_devices()) return;
+  probe_producer();
+  probe_consumer();
+  declare_capabilities();
+}
+
+// Where the adapter says the package allocates: the first device is home. False when nothing
+// can be exercised here (every case that needs the package then skips with the reason).
+bool PythonSubject::probe_devices() {
   std::map<std::string, std::string>& absent = info_.absent;
-  // Where the adapter says the package allocates: the first device is home.
   if (py::hasattr(adapter_, "devices")) {
     std::vector<DLDevice> declared;
     try {
@@ -162,11 +169,19 @@ void PythonSubject::probe() {
                           "release_array", "exchange_api", "copy_keyword", "producer_protocol"})
       absent[c] = unavailable_;
     info_.notes.push_back(unavailable_ + ": every case is a skip");
-    return;
+    return false;
   }
   if (home_.device_type != kDLCPU)
     info_.notes.push_back("arrays are made on " + device_name(home_) + ", the first device the adapter declares");
-  // Producer side.
+  return true;
+}
+
+// The producer side: the exports a float32 array gives (versioned, legacy, copy=), whether it
+// lends its storage, and the exchange API on its type. Each first capsule dies unconsumed here,
+// so its destructor runs the deleter (CAP-03) while the loader says so.
+void PythonSubject::probe_producer() {
+  const DLDataType f32{kDLFloat, 32, 1};
+  std::map<std::string, std::string>& absent = info_.absent;
   load_step("probe.export");
   py::object x;
   // A 2x3 array, else a 1-d one: a package may export some array types and not others (PyArrow
@@ -280,21 +295,26 @@ void PythonSubject::probe() {
     }
   }
 
-  // Consumer side: a probe that records the keywords and refuses, so nothing is imported.
+}
+
+// The consumer side: from_dlpack fed a scripted producer that records the keywords and refuses,
+// so nothing is imported; then, on the CPU, whether it parses a versioned capsule unasked.
+void PythonSubject::probe_consumer() {
+  std::map<std::string, std::string>& absent = info_.absent;
   load_step("probe.consumer");
   if (!py::hasattr(adapter_, "from_dlpack")) {
     absent["import_versioned"] = absent["import_legacy"] = "the adapter has no from_dlpack";
   } else {
     // Labelled with the package's home device: a CUDA-only consumer (CuPy) refuses a CPU
     // producer before it calls __dlpack__, which would hide its protocol.
-    py::object p = refusing_probe(home_);
+    py::object p = refusing_producer(home_);
     try {
       from_dlpack(p);
       facts_.consumer = true;
     } catch (py::error_already_set& e) {
       // A release without the function the adapter calls ("module 'paddle' has no attribute
       // 'from_dlpack'": Paddle 2.6, MLX before 0.32) is no consumer; an AttributeError about
-      // anything else (the probe object, say) is the library's answer and is judged.
+      // anything else (the scripted producer, say) is the library's answer and is judged.
       bool missing_function = false;
       if (is_instance_of(e, PyExc_AttributeError)) {
         py::object obj = py::getattr(e.value(), "obj", py::none());
@@ -311,7 +331,7 @@ void PythonSubject::probe() {
       }
     }
     if (facts_.consumer) {
-      py::object kw = first_dlpack_kwargs(probe_of(p));
+      py::object kw = first_dlpack_kwargs(producer_of(p));
       bool versioned = false;
       if (!kw.is_none() && py::dict(kw).contains("max_version")) {
         py::object mv = py::dict(kw)["max_version"];
@@ -342,7 +362,12 @@ void PythonSubject::probe() {
     }
   }
 
-  // What the subject declares: the newest protocol it actually speaks.
+}
+
+// What the subject declares: the newest protocol it actually speaks, its capabilities, and the
+// notes a reader of the report needs.
+void PythonSubject::declare_capabilities() {
+  std::map<std::string, std::string>& absent = info_.absent;
   if (facts_.producer_versioned) info_.dlpack_version = facts_.producer_version;
   if (facts_.consumer_versioned &&
       (info_.dlpack_version.major < 1 ||
@@ -402,12 +427,12 @@ bool PythonSubject::probe_unasked_versioned() {
   m.dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
   m.dl_tensor.shape = shape;
   m.dl_tensor.strides = strides;
-  ProbeConfig cfg;
+  ProducerScript cfg;
   cfg.managed = &m;
   cfg.versioned = true;
   cfg.capsule_name = kVersionedName;
   cfg.destructor_deletes = true;
-  py::object p = make_probe(cfg);
+  py::object p = make_producer(cfg);
   bool imported = false;
   try {
     py::object out = from_dlpack(p);
@@ -423,12 +448,12 @@ bool PythonSubject::probe_unasked_versioned() {
 
 // A load-time consumer probe on `device`: it records the keywords and raises BufferError when
 // its __dlpack__ is called, so nothing is imported.
-py::object PythonSubject::refusing_probe(DLDevice device) {
-  ProbeConfig cfg;
+py::object PythonSubject::refusing_producer(DLDevice device) {
+  ProducerScript cfg;
   cfg.raise_type = "BufferError";
   cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
   cfg.device = device;
-  return make_probe(cfg);
+  return make_producer(cfg);
 }
 
 // A CPU array that refused copy=False with BufferError: is its default export a copy? Then the
@@ -455,16 +480,16 @@ void PythonSubject::probe_never_lends(py::handle x) {
 }
 
 // For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
-// producer? A refusal before __dlpack__ is called (the probe raises BufferError once it is
+// producer? A refusal before __dlpack__ is called (the scripted producer raises BufferError once it is
 // called, which a consumer propagates) is the package's own word that it takes no host memory.
 void PythonSubject::probe_cpu_refusal() {
   for (const DLDevice& d : devices_)
     if (d.device_type == kDLCPU) return;
-  py::object p = refusing_probe(DLDevice{kDLCPU, 0});
+  py::object p = refusing_producer(DLDevice{kDLCPU, 0});
   try {
     from_dlpack(p);
   } catch (py::error_already_set& e) {
-    if (probe_of(p).dlpack_calls() == 0)
+    if (producer_of(p).dlpack_calls() == 0)
       facts_.cpu_refusal = "from_dlpack refused a CPU producer at load before calling its __dlpack__ (" +
                            describe(e) + "), and the adapter declares no CPU device: the consumer takes no host "
                            "memory (DEV-04 allows a refusal; the device.consumer.* cases judge its own devices)";
@@ -581,7 +606,7 @@ int PythonSubject::export_legacy(const DLPVRequest& req, DLManagedTensor** out) 
 int PythonSubject::import_common(void* managed, bool versioned, void** out_array) {
   py::gil_scoped_acquire gil;
   try {
-    ProbeConfig cfg;
+    ProducerScript cfg;
     cfg.managed = managed;
     cfg.versioned = versioned;
     cfg.capsule_name = versioned ? kVersionedName : kLegacyName;
@@ -593,8 +618,8 @@ int PythonSubject::import_common(void* managed, bool versioned, void** out_array
     } else {
       cfg.device = static_cast<DLManagedTensor*>(managed)->dl_tensor.device;
     }
-    py::object probe = make_probe(cfg);
-    py::object array = from_dlpack(probe);
+    py::object producer = make_producer(cfg);
+    py::object array = from_dlpack(producer);
     *out_array = array.release().ptr();
     return DLPV_OK;
   } catch (py::error_already_set& e) {

@@ -100,12 +100,17 @@ class PythonSubject final : public Subject {
   };
 
  private:
+  /// At load: what the package can do, in four steps (docs/adapters.md).
   void probe();
+  bool probe_devices();
+  void probe_producer();
+  void probe_consumer();
+  void declare_capabilities();
   void probe_cpu_refusal();
   void probe_never_lends(py::handle x);
   py::object source_for(const DLPVRequest& req, const std::vector<int64_t>& shape);
   bool probe_unasked_versioned();
-  py::object refusing_probe(DLDevice device);
+  py::object refusing_producer(DLDevice device);
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/atlas/check_sweep.py (CTest atlas.sweep_shards): a small release sweep (small.tsv: two
+"""atlas/tests/check_sweep.py (CTest atlas.sweep_shards): a small release sweep (small.tsv: two
 NumPy releases and array-api-strict), run whole and in two shards; the shards' merged records
 (`dlpack-validate report merge`) must hold the whole sweep's verdicts, result for result.
 Exit 77 (skipped) when a release cannot be installed (no PyPI and nothing cached)."""
@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--partner-python", help="the peers' venv: torch 2.13.0 as every release's pair partner")
     a = ap.parse_args()
-    atlas = [sys.executable, os.path.join(ROOT, "tools", "atlas.py"), "run", "--releases", os.path.join(HERE, "small.tsv"),
+    atlas = [sys.executable, os.path.join(ROOT, "atlas", "sweep.py"), "run", "--releases", os.path.join(HERE, "small.tsv"),
              "--cli", a.cli, "--validator-path", a.validator_path]
     if a.partner_python:
         atlas += ["--partners", "torch", "--partner-python", a.partner_python]

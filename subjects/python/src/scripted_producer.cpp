@@ -1,6 +1,6 @@
-// subjects/python/src/probe.cpp
+// subjects/python/src/scripted_producer.cpp
 // SPDX-License-Identifier: Apache-2.0
-#include <dlpack_validate/probe.hpp>
+#include <dlpack_validate/scripted_producer.hpp>
 #include <dlpack_validate/tensor.hpp>
 
 #include <cstring>
@@ -11,7 +11,7 @@ namespace {
 
 // A producer's capsule destructor: delete only an unconsumed capsule (name still the
 // producer's); a renamed (used_) or foreign-named capsule belongs to someone else. The
-// probe may put a legacy struct under a versioned name on purpose, so the real kind is in
+// scripted producer may put a legacy struct under a versioned name on purpose, so the real kind is in
 // the capsule context (non-NULL = versioned).
 void deleting_destructor_by_kind(PyObject* cap) {
   const char* name = PyCapsule_GetName(cap);
@@ -25,7 +25,7 @@ void deleting_destructor_by_kind(PyObject* cap) {
 
 }  // namespace
 
-py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
+py::object ScriptedProducer::dlpack(py::args args, py::kwargs kwargs) {
   py::dict recorded;
   for (auto item : kwargs) recorded[item.first] = item.second;
   calls_.append(py::make_tuple("__dlpack__", recorded));
@@ -54,7 +54,7 @@ py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
   const bool has_max = kwargs.contains("max_version") && !kwargs["max_version"].is_none();
   if (cfg_.require_max_version && !has_max) {
     PyErr_SetString(PyExc_BufferError,
-                    "the dlpack-validate probe holds a versioned tensor and was asked without "
+                    "the dlpack-validate scripted producer holds a versioned tensor and was asked without "
                     "max_version (a versioned-only producer refuses)");
     throw py::error_already_set();
   }
@@ -75,7 +75,7 @@ py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
     }
   }
   if (!managed) {
-    PyErr_SetString(PyExc_BufferError, "the dlpack-validate probe has no tensor to give");
+    PyErr_SetString(PyExc_BufferError, "the dlpack-validate scripted producer has no tensor to give");
     throw py::error_already_set();
   }
   PyObject* cap = PyCapsule_New(managed, name, cfg_.destructor_deletes ? deleting_destructor_by_kind : nullptr);
@@ -86,25 +86,25 @@ py::object Probe::dlpack(py::args args, py::kwargs kwargs) {
   return c;
 }
 
-py::tuple Probe::dlpack_device() {
+py::tuple ScriptedProducer::dlpack_device() {
   calls_.append(py::make_tuple("__dlpack_device__", py::dict()));
   return py::make_tuple(static_cast<int>(cfg_.device.device_type), cfg_.device.device_id);
 }
 
-void register_probe(py::module_& m) {
-  py::class_<Probe, std::shared_ptr<Probe>>(m, "Probe", py::dynamic_attr(),
+void register_scripted_producer(py::module_& m) {
+  py::class_<ScriptedProducer, std::shared_ptr<ScriptedProducer>>(m, "ScriptedProducer", py::dynamic_attr(),
                                             "scripted DLPack producer (checklist T-FAKE)")
-      .def("__dlpack__", &Probe::dlpack)
-      .def("__dlpack_device__", &Probe::dlpack_device)
-      .def_property_readonly("calls", &Probe::calls)
-      .def_property_readonly("last_capsule", &Probe::last_capsule);
+      .def("__dlpack__", &ScriptedProducer::dlpack)
+      .def("__dlpack_device__", &ScriptedProducer::dlpack_device)
+      .def_property_readonly("calls", &ScriptedProducer::calls)
+      .def_property_readonly("last_capsule", &ScriptedProducer::last_capsule);
 }
 
-py::object make_probe(const ProbeConfig& cfg) { return py::cast(std::make_shared<Probe>(cfg)); }
+py::object make_producer(const ProducerScript& cfg) { return py::cast(std::make_shared<ScriptedProducer>(cfg)); }
 
-Probe& probe_of(py::handle obj) { return *obj.cast<std::shared_ptr<Probe>>(); }
+ScriptedProducer& producer_of(py::handle obj) { return *obj.cast<std::shared_ptr<ScriptedProducer>>(); }
 
-py::object first_dlpack_kwargs(const Probe& p) {
+py::object first_dlpack_kwargs(const ScriptedProducer& p) {
   for (auto call : p.calls()) {
     py::tuple t = py::reinterpret_borrow<py::tuple>(call);
     if (py::str(t[0]).cast<std::string>() == "__dlpack__") return t[1];

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""tools/atlas_page.py: the DLPack atlas, one static HTML page (and its JSON) from a merged
-sweep record (tools/atlas.py run, or `dlpack-validate report merge` of the shards' sweeps).
+"""atlas/page.py: the DLPack atlas, one static HTML page (and its JSON) from a merged
+sweep record (atlas/sweep.py run, or `dlpack-validate report merge` of the shards' sweeps).
 
-  tools/atlas_page.py SWEEP.json --html atlas.html [--json atlas.json]
+  atlas/page.py SWEEP.json --html atlas.html [--json atlas.json]
                       [--baselines baselines/peers] [--repro DIR] [--title T]
 
 Rows are requirements grouped by area; columns are libraries. A cell shows the library's
@@ -343,12 +343,12 @@ def render(atlas, title, req_doc="docs/requirements.md"):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="tools/atlas_page.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="atlas/page.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("sweep")
     ap.add_argument("--html", required=True)
     ap.add_argument("--json")
     ap.add_argument("--baselines", default=os.path.join(REPO_ROOT, "baselines", "peers"))
-    ap.add_argument("--repro", help="the reproducers' folder (tools/atlas.py run --repro: OUT/repro)")
+    ap.add_argument("--repro", help="the reproducers' folder (atlas/sweep.py run --repro: OUT/repro)")
     ap.add_argument("--findings", default=os.path.join(REPO_ROOT, "atlas", "findings.tsv"),
                     help="confirmed history findings, each with its script (default atlas/findings.tsv)")
     ap.add_argument("--title", default="The DLPack atlas")
@@ -359,7 +359,7 @@ def main():
         rec = json.load(open(a.sweep))
         assert rec.get("schema") == "dlpack-validate/run"
     except (OSError, ValueError, AssertionError):
-        sys.stderr.write(f"atlas_page: error: {a.sweep} is not a dlpack-validate run record\n")
+        sys.stderr.write(f"atlas/page.py: error: {a.sweep} is not a dlpack-validate run record\n")
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
     atlas = build(rec, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
@@ -370,7 +370,7 @@ def main():
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(atlas, f, indent=1)
-    print(f"atlas_page: {a.html}: {len(page.encode()) / 1024:.0f} KiB, {len(atlas['libraries'])} libraries, "
+    print(f"atlas/page.py: {a.html}: {len(page.encode()) / 1024:.0f} KiB, {len(atlas['libraries'])} libraries, "
           f"{len(atlas['requirements'])} requirements")
     return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/atlas/check_page.py (CTest atlas.page): the atlas page from a made-up sweep whose
+"""atlas/tests/check_page.py (CTest atlas.page): the atlas page from a made-up sweep whose
 history is known, in a real headless Chromium. A made-up findings file confirms DEL-02's break;
 CAP-01's is unconfirmed (shown as a change, not as "broke in").
 
@@ -58,11 +58,11 @@ def main():
     findings = work / "findings.tsv"
     (work / "confirm").mkdir(exist_ok=True)
     findings.write_text("# made up\nfakelib\tDEL-02\tconfirm/fakelib_del02.py\tfakelib 1.1 calls the deleter twice\n")
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "atlas_page.py"), str(sweep), "--html", str(page),
+    p = subprocess.run([sys.executable, str(ROOT / "atlas" / "page.py"), str(sweep), "--html", str(page),
                         "--json", str(data), "--baselines", str(work / "none"), "--findings", str(findings)],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        browser.fail(f"atlas_page.py: exit {p.returncode}: {p.stderr}")
+        browser.fail(f"atlas/page.py: exit {p.returncode}: {p.stderr}")
     atlas = json.loads(data.read_text())
     cells = {r["id"]: r["cells"] for r in atlas["requirements"]}
     want = {("DEL-02", "since"): "2.0", ("DEL-02", "broke_in"): "1.1", ("LAYOUT-01", "since"): None,
@@ -96,9 +96,9 @@ def main():
     size = page.stat().st_size
     if size >= 1 << 20:
         browser.fail(f"atlas.html is {size} bytes (budget: under 1 MB)")
-    site = ROOT / "atlas" / "site" / "index.html"  # the full sweep's page, checked in
+    site = ROOT / "site" / "atlas" / "index.html"  # the full sweep's page, checked in
     if site.exists() and site.stat().st_size >= 1 << 20:
-        browser.fail(f"atlas/site/index.html is {site.stat().st_size} bytes (budget: under 1 MB)")
+        browser.fail(f"site/atlas/index.html is {site.stat().st_size} bytes (budget: under 1 MB)")
     # every link to a file of this repository resolves from where the page lies (the checked-in
     # page once linked its confirming scripts as peers/confirm/peers/confirm/...)
     import re

@@ -1,4 +1,4 @@
-// subjects/python/include/dlpack_validate/probe.hpp: the shim's own scripted producer (checklist T-FAKE): a C++
+// subjects/python/include/dlpack_validate/scripted_producer.hpp: the shim's own scripted producer (checklist T-FAKE): a C++
 // object with __dlpack__ / __dlpack_device__ that hands a validator-made tensor to the
 // consumer under test in a capsule, and records every call with its keyword arguments.
 // SPDX-License-Identifier: Apache-2.0
@@ -8,7 +8,7 @@
 
 namespace dlpv::python {
 
-struct ProbeConfig {
+struct ProducerScript {
   void* managed = nullptr;               ///< DLManagedTensor or DLManagedTensorVersioned
   bool versioned = true;                 ///< which struct `managed` is
   const char* capsule_name = kVersionedName;  ///< static string; may be wrong on purpose
@@ -31,17 +31,17 @@ struct ProbeConfig {
   bool host_versioned = true;
   DLDevice device{kDLCPU, 0};
   std::string raise_type;                ///< "BufferError" ...: __dlpack__ raises it
-  std::string raise_message = "raised by the dlpack-validate probe";
+  std::string raise_message = "raised by the dlpack-validate scripted producer";
 };
 
-class Probe {
+class ScriptedProducer {
  public:
-  explicit Probe(ProbeConfig cfg) : cfg_(std::move(cfg)) {}
+  explicit ScriptedProducer(ProducerScript cfg) : cfg_(std::move(cfg)) {}
   py::object dlpack(py::args args, py::kwargs kwargs);
   py::tuple dlpack_device();
 
-  const ProbeConfig& config() const { return cfg_; }
-  ProbeConfig& config() { return cfg_; }
+  const ProducerScript& config() const { return cfg_; }
+  ProducerScript& config() { return cfg_; }
   /// [("__dlpack_device__", {}), ("__dlpack__", {kwargs}) ...] in call order.
   py::list calls() const { return calls_; }
   /// The last capsule handed out (to look at its name after the consumer is done).
@@ -49,20 +49,20 @@ class Probe {
   int dlpack_calls() const { return dlpack_calls_; }
 
  private:
-  ProbeConfig cfg_;
+  ProducerScript cfg_;
   py::list calls_;
   py::object last_capsule_ = py::none();
   int dlpack_calls_ = 0;
 };
 
-/// Register the Probe class in the module (once, at import).
-void register_probe(py::module_& m);
+/// Register the ScriptedProducer class in the module (once, at import).
+void register_scripted_producer(py::module_& m);
 
-/// A probe as a Python object (the Probe class must be registered).
-py::object make_probe(const ProbeConfig& cfg);
-Probe& probe_of(py::handle obj);
+/// A scripted producer as a Python object (the ScriptedProducer class must be registered).
+py::object make_producer(const ProducerScript& cfg);
+ScriptedProducer& producer_of(py::handle obj);
 
 /// First __dlpack__ call's keyword arguments (None if __dlpack__ was never called).
-py::object first_dlpack_kwargs(const Probe& p);
+py::object first_dlpack_kwargs(const ScriptedProducer& p);
 
 }  // namespace dlpv::python

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""tools/atlas.py: the release sweep. Runs `python -m validator` on every (library, release) of a
+"""atlas/sweep.py: the release sweep. Runs `python -m validator` on every (library, release) of a
 declared list (atlas/releases.tsv), each release in a cached venv of its own, and merges the
 records into one (`dlpack-validate report merge`).
 
-  tools/atlas.py plan [--releases F] [--only LIB,...] [--shard K/N]
+  atlas/sweep.py plan [--releases F] [--only LIB,...] [--shard K/N]
       the (library, release) lines this shard would sweep, one per line
-  tools/atlas.py run --out DIR [--releases F] [--only LIB,...] [--shard K/N]
+  atlas/sweep.py run --out DIR [--releases F] [--only LIB,...] [--shard K/N]
                      [--partners LIB,... --partner-python PY]
                      [--budget-gib G] [--validator-path DIR] [--cli PATH] [-- VALIDATOR ARGS...]
       sweep: DIR/<library>-<release>.json per line, DIR/sweep.json (the lines' records merged)
@@ -226,7 +226,7 @@ def keep_pairs_of(record_path, subject_index):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="tools/atlas.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="atlas/sweep.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["plan", "run"])
     ap.add_argument("--releases", default=os.path.join(ROOT, "atlas", "releases.tsv"))
     ap.add_argument("--only", help="comma-separated subjects (numpy,jax)")

@@ -224,6 +224,7 @@ Reply run(WorkerProcess& w, int subject, const std::string& case_id, int peer, B
     // worker was idle. Not believed, charged to no case; the case runs in a fresh worker.
     w.kill_and_reap();
     r.kind = "protocol";
+    r.line = line;
     r.message = "worker protocol violated before it accepted the next case: it wrote " + quote_line(line) +
                 " instead of the acknowledgement; the worker was killed and replaced";
     return r;

@@ -75,6 +75,8 @@ struct Reply {
   /// For load_death and not_accepted: the incident's kind ("died", "unresponsive", "protocol"),
   /// words and signal.
   std::string kind, message, signal;
+  /// For not_accepted of kind "protocol": the line written instead of the acknowledgement.
+  std::string line;
 };
 
 /// `run NONCE SUBJECT CASE PEER LIMIT_S`: the case's time travels in the command.

@@ -171,7 +171,7 @@ bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutco
         // Nothing of the case ran: charged to no case, and the case runs in a fresh worker. A line
         // written instead of the acknowledgement came after the worker's last result: that result
         // is withdrawn (it may have been a forgery that came first).
-        if (reply.kind == "protocol" && taint(s.answered, reply.message)) {
+        if (reply.kind == "protocol" && taint(s.answered, reply.line)) {
           s.proc.reset();
           continue;
         }

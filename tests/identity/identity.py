@@ -58,8 +58,8 @@ BUILD_PATH = None
 
 # Hostile libraries whose outcome depends on timing (they die at a random moment) are left out.
 HOSTILE_TIMING = {"ctor_thread_abort", "ctor_itimer", "chaos_bugged", "chaos_clean",
-                  # longjmps into a frame long gone: which signal ends the worker (SIGSEGV, or
-                  # SIGABRT from glibc's longjmp check) depends on what the stack holds
+                  # longjmps into a frame long gone: which signal ends the worker (SIGSEGV or
+                  # SIGABRT) depends on what the stack holds
                   "longjmp_in_deleter"}
 # Fixtures whose planted bug uses memory after freeing it: which cases crash and which fail
 # depends on the heap (a fresh build differed from two runs here). Left out.

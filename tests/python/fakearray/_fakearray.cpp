@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <string>
@@ -157,6 +158,32 @@ void delete_managed_now(M* self) {
     PyGILState_STATE s = PyGILState_Ensure();
     PyErr_SetString(PyExc_RuntimeError, "fakearray deleter failed");
     PyGILState_Release(s);
+  }
+  // consumer_no_rename, destructor_ignores_used: the consumer still views what this deletes.
+  // Reading freed memory crashes or reads stale bytes by chance (a build's heap layout decided
+  // which); the planted bug makes the outcome certain: when this export is the data's last owner
+  // its bytes are overwritten with a poison byte, and the export is kept (the 64 most recent;
+  // older ones are freed) so that a late reader reads the poison, never an unmapped page. Only
+  // small exports (under 64 KiB, the pair cases' 3x4 arrays among them): a large buffer is
+  // freed as before, so the deleter cases still see the heap drop when it is released.
+  const bool small = !ctx->keep || ctx->keep->size < (64u << 10);
+  if ((bug("consumer_no_rename") || bug("destructor_ignores_used")) && small) {
+    if (ctx->keep && ctx->keep.use_count() == 1 && !ctx->keep->external && ctx->keep->data)
+      std::memset(ctx->keep->data, 0xDB, ctx->keep->size);
+    static std::mutex& quarantine_mutex = *new std::mutex;
+    static std::deque<std::pair<Ctx*, M*>>& quarantine = *new std::deque<std::pair<Ctx*, M*>>;
+    std::pair<Ctx*, M*> oldest{nullptr, nullptr};
+    {
+      std::lock_guard<std::mutex> lock(quarantine_mutex);
+      quarantine.emplace_back(ctx, self);
+      if (quarantine.size() > 64) {
+        oldest = quarantine.front();
+        quarantine.pop_front();
+      }
+    }
+    delete oldest.first;
+    delete oldest.second;
+    return;
   }
   delete ctx;
   delete self;

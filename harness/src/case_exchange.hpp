@@ -32,7 +32,6 @@ class PhaseClock {
   /// The worker announced `phase` at `now`.
   void enter(const std::string& phase, Clock::time_point now);
   Clock::time_point deadline() const;
-  bool loading() const { return loading_; }
 
   static bool is_loading_phase(const std::string& phase);
 

@@ -91,7 +91,7 @@ bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& o
     last_label_.clear();
   }
   lane_ = lane;
-  const bool ran = run_here(info, subject, peer, out, case_s, true);
+  const bool ran = run_here(info, subject, peer, out, case_s);
   lane_ = Lane::main;
   settle_retired();
   return ran;
@@ -100,7 +100,7 @@ bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& o
 bool WorkerPool::run_alone(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s) {
   lane_ = lane;
   kill_current();  // no-op when the first try already ended it
-  const bool ran = run_here(info, subject, peer, out, case_s, true);
+  const bool ran = run_here(info, subject, peer, out, case_s);
   kill_current();  // the cases after it run in workers of their own
   lane_ = Lane::main;
   return ran;
@@ -108,7 +108,7 @@ bool WorkerPool::run_alone(const CaseInfo& info, int subject, int peer, CaseOutc
 
 /// The current lane has a worker that can serve a case needing `need`: an adopted spare or a
 /// fresh one. False (an incident recorded) when a fresh worker did not start.
-bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& label, int subject, bool spares) {
+bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& label, int subject) {
   Slot& s = slot();
   // A worker imports only after what it has already loaded (the first worker's order): one that
   // would have to load a subject out of that order is ended, and a fresh one serves the case.
@@ -121,7 +121,7 @@ bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& 
                            [&](const Spare& sp) { return covers(sp.preload, need); });
     spare = it == side_spares_.end() ? nullptr : &*it;
   }
-  if (spares && spare && spare->proc && covers(spare->preload, need)) {
+  if (spare && spare->proc && covers(spare->preload, need)) {
     s.proc = std::move(spare->proc);
     s.loaded = std::move(spare->preload);
     *spare = Spare{};
@@ -140,14 +140,13 @@ bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& 
   return false;
 }
 
-bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s,
-                          bool spares) {
+bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s) {
   const std::string label = peer >= 0 ? fmt::format("{} (subject {} -> {})", info.id, subject, peer)
                             : run_.subjects.size() > 1 ? fmt::format("{} (subject {})", info.id, subject)
                                                        : info.id;
   for (;;) {
     if (gave_up()) return false;
-    if (!ensure_worker(need_for(subject, peer), label, subject, spares)) continue;
+    if (!ensure_worker(need_for(subject, peer), label, subject)) continue;
     Slot& s = slot();
     // Between cases the worker must be silent and alive.
     std::string unasked;
@@ -344,7 +343,6 @@ void WorkerPool::spoke_unasked(const std::string& unasked, const std::string& su
              "worker protocol violated while no case was running: it wrote " + exchange::quote_line(unasked) +
                  " unasked" + suffix,
              "", next_case, subject, tail);
-  slot().proc.reset();
   slot().answered = -1;
 }
 

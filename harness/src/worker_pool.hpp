@@ -87,8 +87,8 @@ class WorkerPool {
   bool pooled() const { return lane_ == Lane::side || options_.isolation == Isolation::per_case; }
   std::unique_ptr<WorkerProcess> spawn(const std::vector<int>& preload);
   bool handshake(CaseOutcome& out);
-  bool ensure_worker(const std::vector<int>& need, const std::string& label, int subject, bool spares);
-  bool run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s, bool spares);
+  bool ensure_worker(const std::vector<int>& need, const std::string& label, int subject);
+  bool run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s);
   std::vector<int> all_subjects() const;
   std::vector<int> need_for(int subject, int peer) const;
   void prefetch();

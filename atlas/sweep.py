@@ -7,7 +7,7 @@ records into one (`dlpack-validate report merge`).
       the (library, release) lines this shard would sweep, one per line
   atlas/sweep.py run --out DIR [--releases F] [--only LIB,...] [--shard K/N]
                      [--partners LIB,... --partner-python PY]
-                     [--budget-gib G] [--validator-path DIR] [--cli PATH] [-- VALIDATOR ARGS...]
+                     [--budget-gib G] [--parallel N] [--validator-path DIR] [--cli PATH] [-- VALIDATOR ARGS...]
       sweep: DIR/<library>-<release>.json per line, DIR/sweep.json (the lines' records merged)
       and DIR/sweep-manifest.json (per line: installed or why not, seconds, venv size); with
       --repro, python -m validator --repro's scripts in DIR/repro/<library>-<release>/
@@ -17,8 +17,11 @@ interpreter>, made from $DLPV_PYTHON (default /usr/bin/python3, the interpreter 
 module is built for) with binary wheels only (`--only-binary :all:`), pip's cache in
 $DLPV_CACHE/pip. A lock serialises the making of venvs, and a venv counts as made only once its
 stamp is written, so two sweeps on one cache never use a half-made venv. Venvs are made one at a
-time. Before each one, the least recently used venvs of other releases are deleted until the
-atlas folder fits in the disk budget (--budget-gib, default 20), which is printed. A line whose
+time; releases run side by side (--parallel N, default the cores: while one release runs the
+next one's venv is made), each run with its share of the cores (-j) unless the arguments after
+-- choose one. Before each venv is made, the least recently used venvs of other releases not in
+use are deleted until the atlas folder fits in the disk budget (--budget-gib, default 20), which
+is printed; a new venv waits while the venvs in use already fill the budget. A line whose
 requirements cannot be installed (no wheel for this interpreter, a resolver conflict) is
 recorded in the manifest with pip's last line and is not a failure of the sweep.
 
@@ -43,6 +46,7 @@ was run, whatever the verdicts (the sweep is a survey, not a gate), 2 on bad inp
 validator itself failed on a line (exit 2 or 3).
 """
 import argparse
+import concurrent.futures
 import fcntl
 import hashlib
 import json
@@ -50,6 +54,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -143,9 +148,41 @@ def script_venv(line):
     return venv, info
 
 
-def make_venv(line, cache, base, budget):
+class DiskBudget:
+    """The atlas folder's disk budget with releases side by side: the venvs in use are never
+    evicted, and a new venv waits while those in use already fill the budget (one at least runs)."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.in_use = {}  # venv path -> size in bytes
+        self.cv = threading.Condition()
+
+    def wait_for_room(self):
+        with self.cv:
+            self.cv.wait_for(lambda: not self.in_use or sum(self.in_use.values()) < self.budget)
+
+    def use(self, venv):
+        if venv:
+            with self.cv:
+                self.in_use[venv] = du(venv)
+
+    def release(self, venv):
+        with self.cv:
+            self.in_use.pop(venv, None)
+            self.cv.notify_all()
+
+
+def make_venv(line, cache, base, disk):
+    venv, info = make_venv_once(line, cache, base, disk)
+    disk.use(venv)
+    return venv, info
+
+
+def make_venv_once(line, cache, base, disk):
+    budget = disk.budget
     if line["requirements"][0].startswith("script:"):
         return script_venv(line)
+    disk.wait_for_room()
     atlas = os.path.join(cache, "atlas")
     os.makedirs(atlas, exist_ok=True)
     version = subprocess.run([base, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
@@ -163,7 +200,7 @@ def make_venv(line, cache, base, budget):
         for name in os.listdir(atlas):
             path = os.path.join(atlas, name)
             s = os.path.join(path, "dlpv-atlas.json")
-            if os.path.isdir(path) and path != venv:
+            if os.path.isdir(path) and path != venv and path not in disk.in_use:
                 others.append((os.path.getmtime(s) if os.path.exists(s) else 0, path))
         used = sum(du(p) for _, p in others)
         for _, path in sorted(others):
@@ -225,6 +262,65 @@ def keep_pairs_of(record_path, subject_index):
     return len(rec["results"])
 
 
+def sweep_line(i, line, n, a, cache, base, disk, partners, jobs):
+    """One (library, release) line: its venv, its run, its pairs. (manifest entry, records, broken)."""
+    label = f"{line['subject']} {line['release']}"
+    venv, info = make_venv(line, cache, base, disk)
+    entry = {"subject": line["subject"], "release": line["release"], **info}
+    if venv is None:
+        print(f"atlas: [{i}/{n}] {label}: not installable here: {info['not_installable']}", file=sys.stderr)
+        return entry, [], 0
+    records, broken = [], 0
+    record = os.path.join(a.out, f"{line['subject']}-{line['release']}.json")
+    # A release built for another interpreter carries its own validator (script lines).
+    env = dict(os.environ) if info.get("own_validator") else dict(os.environ, PYTHONPATH=a.validator_path)
+    env = run_env(line, venv, env)
+    t0 = time.monotonic()
+    repro = ["--repro", os.path.join(a.out, "repro", f"{line['subject']}-{line['release']}")] if a.repro else []
+    p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "validator", line["subject"], "--deterministic",
+                        "-q", "--json", record] + repro + jobs + a.validator_args, capture_output=True, text=True, env=env)
+    entry["run_s"] = round(time.monotonic() - t0, 1)
+    entry["exit_code"] = p.returncode
+    verdict = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
+    if p.returncode in (0, 1) and os.path.exists(record):
+        records.append(record)
+        entry["record"] = os.path.basename(record)
+    else:
+        broken = 1
+        entry["error"] = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        verdict = entry["error"]
+    print(f"atlas: [{i}/{n}] {label}: {verdict} ({entry['run_s']} s; venv {info.get('size_mib', '?')} MiB)",
+          file=sys.stderr)
+    mine = [p for p in partners if p != line["subject"]]
+    if mine and info.get("own_validator"):
+        entry["pairs"] = {"*": {"error": "built for another interpreter than the partners' venv: no pairs"}}
+        mine = []
+    if mine and "record" in entry:
+        py = layered_python(base, os.path.join(venv, "bin", "python"), a.partner_python,
+                            os.path.join(a.out, f".pairs-venv-{line['subject']}-{line['release']}"))
+        entry["pairs"] = {}
+        for partner in mine:  # one run per partner: no partner-with-partner pairs to throw away
+            pairs = os.path.join(a.out, f"{line['subject']}-{line['release']}.pairs-{partner}.json")
+            t0 = time.monotonic()
+            p = subprocess.run([py, "-m", "validator", line["subject"], partner, "--filter", "pair.*",
+                                "--filter", "python.pair.*",
+                                "--deterministic", "-q", "--json", pairs] + jobs + a.validator_args,
+                               capture_output=True, text=True, env=env)
+            took = round(time.monotonic() - t0, 1)
+            if p.returncode in (0, 1) and os.path.exists(pairs):
+                kept = keep_pairs_of(pairs, 0)
+                entry["pairs"][partner] = {"results": kept, "s": took, "record": os.path.basename(pairs)}
+                records.append(pairs)
+                what = f"{kept} pair results"
+            else:
+                why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+                entry["pairs"][partner] = {"error": why, "s": took}
+                what = f"pairs not run: {why}"
+            print(f"atlas: [{i}/{n}] {label} with {partner}: {what} ({took} s)", file=sys.stderr)
+    disk.release(venv)
+    return entry, records, broken
+
+
 def main():
     ap = argparse.ArgumentParser(prog="atlas/sweep.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["plan", "run"])
@@ -237,6 +333,8 @@ def main():
     ap.add_argument("--repro", action="store_true",
                     help="also write reproducers of each release's unexpected results (DIR/repro/<library>-<release>/)")
     ap.add_argument("--budget-gib", type=float, default=20.0)
+    ap.add_argument("--parallel", type=int, default=0,
+                    help="releases run side by side (default: the cores), within the disk budget")
     ap.add_argument("--validator-path", default=os.path.join(ROOT, "build", "python"),
                     help="where the validator package is (PYTHONPATH; default build/python)")
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "dlpack-validate"),
@@ -262,63 +360,19 @@ def main():
     budget = int(a.budget_gib * 2**30)
     print(f"atlas: {len(lines)} release(s){' (shard ' + a.shard + ')' if a.shard else ''}; venvs in "
           f"{cache}/atlas, disk budget {a.budget_gib:g} GiB", file=sys.stderr)
-    manifest, records, broken = [], [], 0
     t_all = time.monotonic()
-    for i, line in enumerate(lines, 1):
-        label = f"{line['subject']} {line['release']}"
-        venv, info = make_venv(line, cache, base, budget)
-        entry = {"subject": line["subject"], "release": line["release"], **info}
-        if venv is None:
-            print(f"atlas: [{i}/{len(lines)}] {label}: not installable here: {info['not_installable']}", file=sys.stderr)
-            manifest.append(entry)
-            continue
-        record = os.path.join(a.out, f"{line['subject']}-{line['release']}.json")
-        # A release built for another interpreter carries its own validator (script lines).
-        env = dict(os.environ) if info.get("own_validator") else dict(os.environ, PYTHONPATH=a.validator_path)
-        env = run_env(line, venv, env)
-        t0 = time.monotonic()
-        repro = ["--repro", os.path.join(a.out, "repro", f"{line['subject']}-{line['release']}")] if a.repro else []
-        p = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "validator", line["subject"], "--deterministic",
-                            "-q", "--json", record] + repro + a.validator_args, capture_output=True, text=True, env=env)
-        entry["run_s"] = round(time.monotonic() - t0, 1)
-        entry["exit_code"] = p.returncode
-        verdict = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
-        if p.returncode in (0, 1) and os.path.exists(record):
-            records.append(record)
-            entry["record"] = os.path.basename(record)
-        else:
-            broken += 1
-            entry["error"] = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-            verdict = entry["error"]
-        print(f"atlas: [{i}/{len(lines)}] {label}: {verdict} ({entry['run_s']} s; venv {info.get('size_mib', '?')} MiB)",
-              file=sys.stderr)
-        mine = [p for p in partners if p != line["subject"]]
-        if mine and info.get("own_validator"):
-            entry["pairs"] = {"*": {"error": "built for another interpreter than the partners' venv: no pairs"}}
-            mine = []
-        if mine and "record" in entry:
-            py = layered_python(base, os.path.join(venv, "bin", "python"), a.partner_python,
-                                os.path.join(a.out, ".pairs-venv"))
-            entry["pairs"] = {}
-            for partner in mine:  # one run per partner: no partner-with-partner pairs to throw away
-                pairs = os.path.join(a.out, f"{line['subject']}-{line['release']}.pairs-{partner}.json")
-                t0 = time.monotonic()
-                p = subprocess.run([py, "-m", "validator", line["subject"], partner, "--filter", "pair.*",
-                                    "--filter", "python.pair.*",
-                                    "--deterministic", "-q", "--json", pairs] + a.validator_args,
-                                   capture_output=True, text=True, env=env)
-                took = round(time.monotonic() - t0, 1)
-                if p.returncode in (0, 1) and os.path.exists(pairs):
-                    n = keep_pairs_of(pairs, 0)
-                    entry["pairs"][partner] = {"results": n, "s": took, "record": os.path.basename(pairs)}
-                    records.append(pairs)
-                    what = f"{n} pair results"
-                else:
-                    why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-                    entry["pairs"][partner] = {"error": why, "s": took}
-                    what = f"pairs not run: {why}"
-                print(f"atlas: [{i}/{len(lines)}] {label} with {partner}: {what} ({took} s)", file=sys.stderr)
-        manifest.append(entry)
+    side = max(1, min(a.parallel or len(os.sched_getaffinity(0)), len(lines)))
+    # Each release's run gets its share of the cores (-j), unless the caller chose one.
+    jobs = [] if any(x in ("-j", "--jobs") or x.startswith(("-j", "--jobs=")) for x in a.validator_args) else \
+        ["-j", str(max(1, len(os.sched_getaffinity(0)) // side))]
+    disk = DiskBudget(budget)
+    print(f"atlas: {side} release(s) side by side, each run with {' '.join(jobs) or 'its own -j'}", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=side) as pool:
+        done = list(pool.map(lambda il: sweep_line(il[0], il[1], len(lines), a, cache, base, disk, partners, jobs),
+                             enumerate(lines, 1)))
+    manifest = [entry for entry, _, _ in done]
+    records = [r for _, rs, _ in done for r in rs]
+    broken = sum(b for _, _, b in done)
     sweep = os.path.join(a.out, "sweep.json")
     if records:
         p = subprocess.run([a.cli, "report", "merge", *records, "-o", sweep, "-q"], capture_output=True, text=True)

@@ -357,6 +357,7 @@ int run_app(const AppConfig& cfg) {
   opt.timeout_s = cfg.timeout_s;
   opt.load_timeout_s = cfg.load_timeout_s;
   opt.isolation = isolation;
+  opt.jobs = cfg.jobs;
   opt.worker_command = cfg.worker_command;
   opt.loader = cfg.loader;
   opt.subject_kind = cfg.kind;
@@ -418,6 +419,7 @@ int run_app(const AppConfig& cfg) {
   } catch (const SubjectLoadError& e) {
     throw BadInput{e.message};
   }
+  if (!run.lanes_why.empty() && !cfg.quiet) std::fprintf(stderr, "jobs: %s\n", run.lanes_why.c_str());
 
   const std::map<size_t, Shrunk> shrunk = drawn.empty() ? std::map<size_t, Shrunk>() : shrink_failures(opt, run, drawn, cfg.quiet);
   nlohmann::ordered_json record = make_run_record(run, ro);

@@ -74,6 +74,10 @@ const std::vector<Spec>& table() {
       {"isolate", "", "isolate", Type::choice, "worker", 0, false, "worker|case|none", "MODE", kRunBench,
        "worker (a reused worker process, or interpreter), case (one per case) or none "
        "(in-process, for debugging)"},
+      {"jobs", "-j", "jobs", Type::whole, "0", 0, true, "", "N", kRun,
+       "run N cases at once, in lanes with workers of their own (0: one per core this process may use; "
+       "fewer when the cases are few, or when memory would not hold that many workers: the summary says "
+       "so); the report's order and every status are those of -j 1"},
       {"strict", "", "strict", Type::flag, "", 0, false, "", "", kAll,
        "warnings and unexpected passes count as failures"},
       {"deterministic", "", "deterministic", Type::flag, "", 0, false, "", "", kRunBench,
@@ -225,6 +229,7 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.timeout_s = std::strtod(one("timeout").c_str(), nullptr);
   cfg.load_timeout_s = std::strtod(one("load_timeout").c_str(), nullptr);
   cfg.isolate = one("isolate");
+  cfg.jobs = static_cast<int>(std::strtol(one("jobs").c_str(), nullptr, 10));
   cfg.strict = on("strict");
   cfg.deterministic = on("deterministic");
   cfg.quiet = on("quiet");

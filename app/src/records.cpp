@@ -227,8 +227,10 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   out["results"] = rs;
   out["incidents"] = incidents;
   out["not_run"] = not_run;
-  if (out.contains("supervisor")) out["supervisor"] = {{"workers_started", nullptr}, {"spares_unused", nullptr},
-                                                       {"load_wait_s", nullptr}, {"max_rss_kib", nullptr}};
+  if (out.contains("supervisor"))
+    out["supervisor"] = {{"workers_started", nullptr}, {"spares_unused", nullptr}, {"load_wait_s", nullptr},
+                         {"max_rss_kib", nullptr}, {"jobs", nullptr}, {"lanes", nullptr}, {"lanes_why", ""},
+                         {"confirmations", nullptr}, {"hangs_known", nullptr}};
   if (!baseline_report.is_null()) {
     baseline_report["stale"] = stale ? *stale : ordered_json::array();
     ordered_json xs = ordered_json::array();

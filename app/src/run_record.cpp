@@ -200,7 +200,12 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"spares_unused", opt.deterministic ? ordered_json() : ordered_json(run.spares_unused)},
                        {"load_wait_s", opt.deterministic ? ordered_json()
                                                          : ordered_json(std::round(run.load_wait_s * 1000) / 1000)},
-                       {"max_rss_kib", opt.deterministic ? ordered_json() : ordered_json(run.supervisor_max_rss_kib)}};
+                       {"max_rss_kib", opt.deterministic ? ordered_json() : ordered_json(run.supervisor_max_rss_kib)},
+                       {"jobs", opt.deterministic ? ordered_json() : ordered_json(run.jobs)},
+                       {"lanes", opt.deterministic ? ordered_json() : ordered_json(run.lanes)},
+                       {"lanes_why", run.lanes_why},
+                       {"confirmations", opt.deterministic ? ordered_json() : ordered_json(run.confirmations)},
+                       {"hangs_known", opt.deterministic ? ordered_json() : ordered_json(run.hangs_known)}};
 
   // Producer x consumer matrix of the pair cases: counts by status per ordered pair.
   std::map<std::pair<int, int>, std::map<std::string, int>> cells;

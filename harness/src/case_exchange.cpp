@@ -175,7 +175,11 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
               ? fmt::format("the case's helper process did not finish loading the library within the load "
                             "deadline of {} s (--load-timeout)",
                             budget.load_s)
-              : fmt::format("the case did not finish within {} s (hung in phase '{}'{})", budget.case_s, phase,
+              : fmt::format("the case did not finish within {} s{} (hung in phase '{}'{})", budget.case_s,
+                            budget.pace > 1 ? fmt::format(" ({} s, times this subject's pace {} on this busy machine)",
+                                                          budget.case_s / budget.pace, budget.pace)
+                                            : "",
+                            phase,
                             reaches.empty() ? "" : ", testing " + reaches);
       w.kill_and_reap();
     } else {

@@ -55,7 +55,8 @@ std::string quote_line(const std::string& line);
 
 struct Budget {
   double load_s = 0;
-  double case_s = 0;
+  double case_s = 0;  ///< --timeout (or twice it) times `pace`
+  double pace = 1.0;  ///< the subject's pace (PaceMeter): above 1, the timeout's message says so
 };
 
 /// How a `run` command ended.

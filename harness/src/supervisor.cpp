@@ -8,12 +8,24 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <deque>
+#include <exception>
 #include <fstream>
+#include <future>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
+#include <tuple>
 
 #include "case_exchange.hpp"
 #include "protocol.hpp"
@@ -132,21 +144,27 @@ struct Labels {
 };
 
 /// Which planned cases may end their process (they then run in a side worker): the baseline
-/// expects a crash or timeout, or this run saw the same case end a worker (for a pair case: the
+/// expects a crash or timeout, or this lane saw the same case end a worker (for a pair case: the
 /// same case with the same consumer, or any case of the same producer and consumer). And the
-/// subjects the spares for the next such cases load.
+/// subjects the spares for the next such cases load. Positions are places in the lanes' queue
+/// (`order`: planned indices); a lane looks ahead within the stretch of the queue it has taken.
 class CrashForecast {
  public:
   CrashForecast(const RunOptions& options, const RunResult& run, const std::vector<CaseResult>& planned,
-                const std::vector<std::string>& skip_reason)
-      : options_(options), run_(run), planned_(planned), skip_reason_(skip_reason),
-        baseline_death_(planned.size(), -1) {}
+                const std::vector<std::string>& skip_reason, const std::vector<size_t>& order,
+                std::mutex& callbacks)
+      : options_(options), run_(run), planned_(planned), skip_reason_(skip_reason), order_(order),
+        callbacks_(callbacks), baseline_death_(planned.size(), -1) {}
 
-  bool prone(size_t k) {
+  bool prone(size_t pos) {
+    const size_t k = order_[pos];
     const CaseResult& r = planned_[k];
     if (options_.isolation != Isolation::worker || !skip_reason_[k].empty()) return false;
     if (died_ids_.count({r.info->id, r.peer}) || (r.peer >= 0 && died_pairs_.count({r.subject, r.peer}))) return true;
-    if (baseline_death_[k] < 0) baseline_death_[k] = options_.expect_death && options_.expect_death(run_.subjects, r);
+    if (baseline_death_[k] < 0) {
+      std::lock_guard<std::mutex> lock(callbacks_);
+      baseline_death_[k] = options_.expect_death && options_.expect_death(run_.subjects, r);
+    }
     return baseline_death_[k] == 1;
   }
 
@@ -155,31 +173,33 @@ class CrashForecast {
     if (r.peer >= 0) died_pairs_.insert({r.subject, r.peer});
   }
 
-  /// The subjects each of the next cases after `k` that will want a fresh worker needs: with
-  /// --isolate=case the next cases; else the next crash-prone ones, each spare loading what the
-  /// crash-prone cases near it of the same subject need too (the pair cases with the consumers
-  /// that crash there), so that one side worker serves them all until one ends it.
-  std::vector<std::vector<int>> spare_needs(size_t k) {
+  /// The subjects each of the cases after position `pos` (before `end`) that will want a fresh
+  /// worker needs: with --isolate=case the next cases; else the next crash-prone ones, each
+  /// spare loading what the crash-prone cases near it of the same subject need too (the pair
+  /// cases with the consumers that crash there), so that one side worker serves them all until
+  /// one ends it.
+  std::vector<std::vector<int>> spare_needs(size_t pos, size_t end) {
     std::vector<std::vector<int>> needs;
     if (options_.isolation == Isolation::per_case) {
-      for (size_t j = k + 1; j < planned_.size() && needs.size() < WorkerPool::kSpares; ++j)
-        if (skip_reason_[j].empty()) needs.push_back(need_of(j));
+      for (size_t j = pos + 1; j < end && needs.size() < WorkerPool::kSpares; ++j)
+        if (skip_reason_[order_[j]].empty()) needs.push_back(need_of(j));
       return needs;
     }
     // The next crash-prone cases (kept until passed, or until a death changes the forecast).
     const size_t history = died_ids_.size() + died_pairs_.size();
-    if (ahead_.empty() || ahead_.front() <= k || history_ != history) {
+    if (ahead_.empty() || ahead_.front() <= pos || history_ != history || end_ != end) {
       history_ = history;
+      end_ = end;
       ahead_.clear();
-      for (size_t j = k + 1; j < planned_.size() && ahead_.size() < kProneWindow; ++j)
+      for (size_t j = pos + 1; j < end && ahead_.size() < kProneWindow; ++j)
         if (prone(j)) ahead_.push_back(j);
-      if (ahead_.empty()) ahead_.push_back(planned_.size());  // none ahead
+      if (ahead_.empty()) ahead_.push_back(end);  // none ahead
     }
     for (size_t i = 0; i < ahead_.size() && needs.size() < WorkerPool::kSpares; ++i) {
-      if (ahead_[i] >= planned_.size()) break;
+      if (ahead_[i] >= end) break;
       std::vector<int> need;
       for (size_t j : ahead_)
-        if (j < planned_.size() && planned_[j].subject == planned_[ahead_[i]].subject)
+        if (j < end && planned_[order_[j]].subject == planned_[order_[ahead_[i]]].subject)
           for (int x : need_of(j))
             if (std::find(need.begin(), need.end(), x) == need.end()) need.push_back(x);
       std::sort(need.begin(), need.end());
@@ -189,40 +209,174 @@ class CrashForecast {
   }
 
  private:
-  std::vector<int> need_of(size_t k) const { return case_subjects(planned_[k].subject, planned_[k].peer); }
+  std::vector<int> need_of(size_t pos) const {
+    const CaseResult& r = planned_[order_[pos]];
+    return case_subjects(r.subject, r.peer);
+  }
 
   const RunOptions& options_;
   const RunResult& run_;
   const std::vector<CaseResult>& planned_;
   const std::vector<std::string>& skip_reason_;
+  const std::vector<size_t>& order_;
+  std::mutex& callbacks_;
   std::vector<signed char> baseline_death_;
   std::set<std::pair<std::string, int>> died_ids_;  ///< (case id, peer; -1 for one-subject cases)
   std::set<std::pair<int, int>> died_pairs_;
   std::vector<size_t> ahead_;
-  size_t history_ = 0;
+  size_t history_ = 0, end_ = 0;
 };
 
-/// A case that timed out, run once more alone in a fresh worker with twice the time
-/// (docs/design.md §7: a timeout is confirmed before it is reported). `out` holds the first try
-/// and becomes the result: the second try's, with the first try noted.
-void confirm_timeout(WorkerPool& pool, const RunOptions& options, const CaseResult& r, CaseOutcome& out,
-                     WorkerPool::Lane lane) {
-  const std::string first = out.message;
-  CaseOutcome second;
-  if (!pool.run_alone(*r.info, r.subject, r.peer, second, lane, 2 * options.timeout_s))
-    return;  // the subject's workers stopped starting: the first try stands
-  out = second;
-  if (second.status == Status::timeout) {
-    out.message += fmt::format(" (reproduced: run again alone in a fresh worker with twice the time, after the "
-                               "first try had timed out at {} s)",
-                               options.timeout_s);
-    out.first_try = first;
-  } else {
-    out.first_try = fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s, it "
-                                "ended {}",
-                                first, 2 * options.timeout_s, to_string(second.status));
+/// Counts the workers the timeout confirmations may run at once.
+class Slots {
+ public:
+  explicit Slots(int n) : free_(std::max(1, n)) {}
+  void take() {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return free_ > 0; });
+    --free_;
   }
-}
+  void give() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int free_;
+};
+
+/// A case that timed out is run once more alone in a fresh worker with twice the time
+/// (docs/design.md §7: a timeout is confirmed before it is reported), in parallel with the run:
+/// the lane goes on while the confirmation runs. Once a subject's hang in a phase has
+/// reproduced alone, its further timeouts in that phase (same subject, same peer) are not run
+/// again: the verdict a quiet machine gives them is the timeout, and a hang then costs its
+/// time limit once. With -x (the next case depends on the verdict) it runs before the lane goes on.
+class Confirmer {
+ public:
+  Confirmer(const RunOptions& options, const RunResult& run, PaceMeter& pace, int parallel)
+      : options_(options), run_(run), pace_(pace), slots_(parallel) {}
+  ~Confirmer() { wait(); }
+
+  /// Planned case `k` timed out first in `first`, its subject's pace `pace` (the limit was
+  /// --timeout times it). `now`: confirm before returning.
+  void submit(size_t k, const CaseResult& r, const CaseOutcome& first, double pace, bool now) {
+    const Key key{r.subject, r.peer, first.phase};
+    std::shared_future<bool> earlier;
+    auto promise = std::make_shared<std::promise<bool>>();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      auto it = known_.find(key);
+      if (it != known_.end())
+        earlier = it->second.first;
+      else
+        known_.emplace(key, std::make_pair(promise->get_future().share(), r.info->id));
+    }
+    auto job = [this, k, r, first, pace, earlier, promise]() {
+      Done d{k, first, {}};
+      bool reproduced = false;
+      if (earlier.valid() && earlier.get()) {
+        std::string where;
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          where = known_.at(Key{r.subject, r.peer, first.phase}).second;
+        }
+        d.out.message += fmt::format(" (not run again: this subject's hang in phase '{}' already reproduced alone "
+                                     "in a fresh worker with twice the time, in {})",
+                                     first.phase, where);
+        d.known = true;
+      } else {
+        try {
+          reproduced = confirm(r, d, pace);
+        } catch (const std::exception& e) {  // no worker for the second try: the first stands
+          d.out = first;
+          d.out.message += fmt::format(" (not confirmed: the second try could not start: {})", e.what());
+        }
+      }
+      if (!earlier.valid()) promise->set_value(reproduced);
+      std::lock_guard<std::mutex> lock(m_);
+      done_.push_back(std::move(d));
+    };
+    if (now) {
+      job();
+    } else {
+      std::lock_guard<std::mutex> lock(m_);
+      jobs_.push_back(std::async(std::launch::async, job));
+    }
+  }
+
+  /// Wait for every confirmation; `apply(k, outcome, incidents)` for each, in planned order.
+  void wait() {
+    std::vector<std::future<void>> jobs;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      jobs.swap(jobs_);
+    }
+    for (auto& j : jobs) j.wait();
+  }
+  template <class F>
+  void each(F&& apply) {
+    wait();
+    std::sort(done_.begin(), done_.end(), [](const Done& a, const Done& b) { return a.k < b.k; });
+    for (Done& d : done_) apply(d.k, d.out, d.shard, d.known);
+  }
+
+ private:
+  struct Key {
+    int subject, peer;
+    std::string phase;
+    bool operator<(const Key& o) const {
+      return std::tie(subject, peer, phase) < std::tie(o.subject, o.peer, o.phase);
+    }
+  };
+  struct Done {
+    size_t k;
+    CaseOutcome out;
+    RunResult shard;  ///< the confirming pool's figures and incidents
+    bool known = false;
+  };
+
+  /// The second try, in a pool of its own: `d.out` becomes its outcome, with the first noted.
+  bool confirm(const CaseResult& r, Done& d, double pace) {
+    const CaseOutcome first = d.out;
+    d.shard.subjects = run_.subjects;
+    CaseOutcome second;
+    slots_.take();
+    bool ran;
+    {
+      WorkerPool pool(options_, d.shard, &pace_, true);
+      ran = pool.run_alone(*r.info, r.subject, r.peer, second, WorkerPool::Lane::side, 2 * options_.timeout_s, pace);
+      pool.finish();
+    }
+    slots_.give();
+    if (!ran) return false;  // the subject's workers stopped starting: the first try stands
+    d.out = second;
+    if (second.status == Status::timeout) {
+      d.out.message += fmt::format(" (reproduced: run again alone in a fresh worker with twice the time, after the "
+                                   "first try had timed out at {} s)",
+                                   std::round(options_.timeout_s * pace * 10) / 10);
+      d.out.first_try = first.message;
+      return true;
+    }
+    d.out.first_try = fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s, it "
+                                  "ended {}",
+                                  first.message, std::round(2 * options_.timeout_s * pace * 10) / 10, to_string(second.status));
+    return false;
+  }
+
+  const RunOptions& options_;
+  const RunResult& run_;
+  PaceMeter& pace_;
+  Slots slots_;
+  std::mutex m_;
+  std::map<Key, std::pair<std::shared_future<bool>, std::string>> known_;
+  std::vector<std::future<void>> jobs_;
+  std::vector<Done> done_;
+};
 
 /// The first worker loads every subject. A single death or hang there (a signal from outside,
 /// the OOM killer) is an incident, and a second worker tries; two are the subject's verdict.
@@ -265,45 +419,241 @@ void report_load_failure(const WorkerPool& pool, const CaseOutcome& failure, con
   if (!nr.cases.empty()) run.not_run.push_back(std::move(nr));
 }
 
-/// Every planned case through the pool, in order: skips decided here (no worker), crash-prone
-/// cases in the side worker, timeouts confirmed, -x and a subject that keeps killing its
-/// workers ending the run early (the rest reported once as not run).
-void run_planned(WorkerPool& pool, const RunOptions& options, const std::vector<CaseResult>& planned,
+/// The cores this process may use.
+int cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+/// Memory the system can still give (KiB, /proc/meminfo MemAvailable; 0 where unreadable).
+long available_kib() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long value = 0;
+  while (in >> key) {
+    if (key == "MemAvailable:" && in >> value) return value;
+    in.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+/// What the lanes of a run share: the queue of planned cases (`order`: planned indices, in the
+/// order the lanes take them), its next place, -x, progress and the callbacks.
+struct Queue {
+  Queue(const RunOptions& o, const std::vector<CaseResult>& p, const std::vector<std::string>& skips,
+        const std::vector<size_t>& ord, const Labels& l, const RunResult& r, size_t n)
+      : options(o), planned(p), skip_reason(skips), order(ord), labels(l), run(r), lanes(n) {}
+  const RunOptions& options;
+  const std::vector<CaseResult>& planned;
+  const std::vector<std::string>& skip_reason;
+  const std::vector<size_t>& order;
+  const Labels& labels;
+  const RunResult& run;  ///< the subjects (read only while lanes run)
+  size_t lanes = 1;
+  std::mutex m;          ///< the fields below, progress and stop_after
+  std::mutex callbacks;  ///< expect_death
+  size_t next = 0;
+  size_t done = 0;
+  std::string stopped;  ///< -x: the result that ended the run
+  std::string gave_up;  ///< a subject that keeps killing its workers
+
+  /// The next stretch of the queue for a lane: [begin, end), empty when it is done or stopped.
+  /// One lane takes it all; several take short stretches (at most 8 cases), so that a lane
+  /// held up by hangs leaves the rest to the others.
+  std::pair<size_t, size_t> take() {
+    std::lock_guard<std::mutex> lock(m);
+    if (!stopped.empty() || !gave_up.empty() || next >= order.size()) return {order.size(), order.size()};
+    const size_t left = order.size() - next;
+    const size_t n = lanes == 1 ? left : std::clamp<size_t>(left / (4 * lanes), 1, 8);
+    const size_t begin = next;
+    next += n;
+    return {begin, next};
+  }
+  bool halted() {
+    std::lock_guard<std::mutex> lock(m);
+    return !stopped.empty() || !gave_up.empty();
+  }
+};
+
+/// One lane's record: its results, incidents and figures in `shard`; `at[i]` is the planned
+/// index of shard.results[i], and `incident_at[j]` that of the case the lane was at when
+/// incident j came.
+struct LaneRecord {
+  RunResult shard;
+  std::vector<size_t> at;
+  std::vector<size_t> incident_at;
+};
+
+/// One lane: a worker pool of its own taking stretches of the queue.
+void run_lane(WorkerPool& pool, Queue& q, LaneRecord& lane, PaceMeter& pace, Confirmer& confirmer) {
+  CrashForecast forecast(q.options, q.run, q.planned, q.skip_reason, q.order, q.callbacks);
+  auto note_incidents = [&](size_t k) {
+    while (lane.incident_at.size() < lane.shard.incidents.size()) lane.incident_at.push_back(k);
+  };
+  for (auto [begin, end] = q.take(); begin < end; std::tie(begin, end) = q.take()) {
+    for (size_t pos = begin; pos < end; ++pos) {
+      if (q.halted()) return;
+      const size_t k = q.order[pos];
+      const CaseResult& r = q.planned[k];
+      if (q.options.progress) {
+        std::lock_guard<std::mutex> lock(q.m);
+        q.options.progress(q.done, q.planned.size(), q.labels.progress(r));
+      }
+      CaseResult done = r;
+      if (!q.skip_reason[k].empty()) {
+        done.outcome = skipped_outcome(q.skip_reason[k]);
+      } else {
+        // Spares look past the stretch (up to kProneWindow cases ahead): the cases there are
+        // likely this lane's next, and a spare another lane's case made needless is ended unused.
+        pool.upcoming(forecast.spare_needs(pos, std::min(q.order.size(), end + (q.lanes > 1 ? kProneWindow : 0))));
+        const WorkerPool::Lane where = forecast.prone(pos) ? WorkerPool::Lane::side : WorkerPool::Lane::main;
+        const double p = pace.pace(r.subject);
+        const bool ran = pool.run(*r.info, r.subject, r.peer, done.outcome, where, q.options.timeout_s, p);
+        note_incidents(k);
+        if (!ran) {
+          std::lock_guard<std::mutex> lock(q.m);
+          if (q.gave_up.empty()) q.gave_up = "the subject ends its own process: " + pool.gave_up_reason();
+          return;
+        }
+        if (done.outcome.status == Status::crash || done.outcome.status == Status::timeout) forecast.died(r);
+        if (done.outcome.status == Status::timeout)
+          confirmer.submit(k, r, done.outcome, p, static_cast<bool>(q.options.stop_after));
+      }
+      lane.at.push_back(k);
+      lane.shard.results.push_back(std::move(done));
+      std::lock_guard<std::mutex> lock(q.m);
+      ++q.done;
+      if (q.options.stop_after && q.stopped.empty() && q.options.stop_after(q.run.subjects, lane.shard.results.back()))
+        q.stopped = stopped_reason(lane.shard.results.back());
+    }
+  }
+}
+
+/// How many lanes: --jobs (0: the cores), no more than the cases make worth a worker of their
+/// own (one per 8 cases to run), nor than the memory available holds (each lane may hold a main
+/// and a side worker the size of the first one, with every subject loaded; half the memory
+/// available is given to workers). lanes_why says when the memory lowered it.
+size_t lane_count(const RunOptions& options, size_t runnable, long worker_kib, RunResult& run) {
+  const int asked = options.jobs > 0 ? options.jobs : cores_available();
+  run.jobs = asked;
+  if (options.isolation == Isolation::none) return 1;
+  size_t n = std::min(static_cast<size_t>(asked), std::max<size_t>(1, (runnable + 7) / 8));
+  const long avail = available_kib();
+  if (worker_kib > 0 && avail > 0) {
+    const size_t fit = static_cast<size_t>(std::max<long>(1, avail / 2 / (2 * worker_kib)));
+    if (fit < n) {
+      n = fit;
+      run.lanes_why = fmt::format("--jobs {}: {} lane{} used: each lane may hold two workers of {} MiB (the first "
+                                  "worker, every subject loaded), and half of the {} MiB available goes to workers",
+                                  asked, n, n == 1 ? "" : "s", worker_kib >> 10, avail >> 10);
+    }
+  }
+  return n;
+}
+
+/// Every planned case through the lanes: skips decided here (no worker), crash-prone cases in
+/// side workers, timeouts confirmed alongside, -x and a subject that keeps killing its workers
+/// ending the run early (the rest reported once as not run). The report's order is the plan's,
+/// whatever the lanes did.
+void run_planned(WorkerPool& first, const RunOptions& options, const std::vector<CaseResult>& planned,
                  const Labels& labels, RunResult& run) {
   // The supervisor decides skips itself: a case whose needs the subject's probed capabilities
   // rule out gets its skip here, under every isolation mode, with no worker.
   std::vector<std::string> skip_reason(planned.size());
-  for (size_t k = 0; k < planned.size(); ++k)
-    skip_reason[k] = missing_need(*planned[k].info, run.subjects[static_cast<size_t>(planned[k].subject)]);
-  CrashForecast forecast(options, run, planned, skip_reason);
-  NotRun rest;
-  std::string stopped;  // -x: the result that ended the run
+  size_t runnable = 0;
   for (size_t k = 0; k < planned.size(); ++k) {
-    const CaseResult& r = planned[k];
-    if (!stopped.empty() || !rest.cases.empty()) {
-      rest.cases.push_back(labels.not_run(r));
-      continue;
+    skip_reason[k] = missing_need(*planned[k].info, run.subjects[static_cast<size_t>(planned[k].subject)]);
+    runnable += skip_reason[k].empty();
+  }
+  const size_t lanes = lane_count(options, runnable, first.main_rss_kib(), run);
+  run.lanes = static_cast<int>(lanes);
+  // One lane takes the plan in order. Several take it grouped by the subjects each case needs
+  // (ascending), so that a lane's main worker loads subjects in order as its cases come.
+  std::vector<size_t> order(planned.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (lanes > 1)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return case_subjects(planned[a].subject, planned[a].peer) < case_subjects(planned[b].subject, planned[b].peer);
+    });
+  Queue q(options, planned, skip_reason, order, labels, run, lanes);
+  PaceMeter pace(run.subjects.size());
+  first.set_pace(&pace);
+  Confirmer confirmer(options, run, pace, static_cast<int>(lanes));
+  std::vector<LaneRecord> lane(lanes);
+  {
+    std::vector<std::unique_ptr<WorkerPool>> pools;
+    for (size_t i = 0; i < lanes; ++i) {
+      lane[i].shard.subjects = run.subjects;
+      pools.push_back(std::make_unique<WorkerPool>(options, lane[i].shard, &pace, lanes > 1));
     }
-    if (options.progress) options.progress(run.results.size(), planned.size(), labels.progress(r));
-    CaseResult done = r;
-    if (!skip_reason[k].empty()) {
-      done.outcome = skipped_outcome(skip_reason[k]);
-    } else {
-      pool.upcoming(forecast.spare_needs(k));
-      const WorkerPool::Lane lane = forecast.prone(k) ? WorkerPool::Lane::side : WorkerPool::Lane::main;
-      if (!pool.run(*r.info, r.subject, r.peer, done.outcome, lane, options.timeout_s)) {
-        rest.cases.push_back(labels.not_run(r));
-        continue;
+    pools[0]->adopt_main(first);  // the first worker, every subject loaded, serves lane 0
+    // A lane's workers are ended by the thread that started them: a worker dies with the
+    // thread that spawned it (PR_SET_PDEATHSIG follows the thread, not the process).
+    // What a lane throws (a worker that cannot be spawned; a subject that now fails to load
+    // cleanly: bad input) stops the other lanes and is thrown here, the first lane's first.
+    std::vector<std::exception_ptr> thrown(lanes);
+    auto serve = [&](size_t i) {
+      try {
+        run_lane(*pools[i], q, lane[i], pace, confirmer);
+      } catch (...) {
+        thrown[i] = std::current_exception();
+        std::lock_guard<std::mutex> lock(q.m);
+        if (q.gave_up.empty()) q.gave_up = "a lane stopped";
       }
-      if (done.outcome.status == Status::timeout) confirm_timeout(pool, options, r, done.outcome, lane);
-      if (done.outcome.status == Status::crash || done.outcome.status == Status::timeout) forecast.died(r);
+      try {
+        pools[i]->finish();
+      } catch (...) {
+        if (!thrown[i]) thrown[i] = std::current_exception();
+      }
+      while (lane[i].incident_at.size() < lane[i].shard.incidents.size()) lane[i].incident_at.push_back(planned.size());
+    };
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < lanes; ++i) threads.emplace_back(serve, i);
+    serve(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : thrown)
+      if (e) std::rethrow_exception(e);
+  }
+  // The results in the plan's order; the incidents by the case they came before (lane by lane
+  // where two came at the same case); the figures summed.
+  std::vector<std::optional<CaseResult>> by_plan(planned.size());
+  std::vector<std::tuple<size_t, size_t, Incident>> incidents;
+  auto absorb = [&](RunResult& shard, size_t tie, const std::vector<size_t>& incident_at) {
+    for (size_t j = 0; j < shard.incidents.size(); ++j)
+      incidents.emplace_back(incident_at[j], tie, std::move(shard.incidents[j]));
+    run.workers_started += shard.workers_started;
+    run.spares_unused += shard.spares_unused;
+    run.load_wait_s += shard.load_wait_s;
+  };
+  for (size_t i = 0; i < lanes; ++i) {
+    for (size_t j = 0; j < lane[i].shard.results.size(); ++j)
+      by_plan[lane[i].at[j]] = std::move(lane[i].shard.results[j]);
+    absorb(lane[i].shard, i, lane[i].incident_at);
+  }
+  confirmer.each([&](size_t k, CaseOutcome& out, RunResult& shard, bool known) {
+    if (by_plan[k]) {
+      out.duration_s = by_plan[k]->outcome.duration_s;
+      if (out.output_tail.empty()) out.output_tail = by_plan[k]->outcome.output_tail;
+      by_plan[k]->outcome = std::move(out);
     }
-    run.results.push_back(std::move(done));
-    if (options.stop_after && options.stop_after(run.subjects, run.results.back()))
-      stopped = stopped_reason(run.results.back());
+    known ? ++run.hangs_known : ++run.confirmations;
+    absorb(shard, lanes, std::vector<size_t>(shard.incidents.size(), k));
+  });
+  std::stable_sort(incidents.begin(), incidents.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  for (auto& inc : incidents) run.incidents.push_back(std::move(std::get<2>(inc)));
+  NotRun rest;
+  for (size_t k = 0; k < planned.size(); ++k) {
+    if (by_plan[k])
+      run.results.push_back(std::move(*by_plan[k]));
+    else
+      rest.cases.push_back(labels.not_run(planned[k]));
   }
   if (!rest.cases.empty()) {
-    rest.reason = !stopped.empty() ? stopped : "the subject ends its own process: " + pool.gave_up_reason();
+    rest.reason = !q.stopped.empty() ? q.stopped : q.gave_up;
     run.not_run.push_back(std::move(rest));
   }
 }
@@ -315,6 +665,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
   run.started_at = protocol::iso_now();
   const auto t0 = Clock::now();
   if (options.isolation == Isolation::none) {
+    run.jobs = 1;
     run_in_process(options, cases, run);
   } else {
     WorkerPool pool(options, run);

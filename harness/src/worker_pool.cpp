@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -39,8 +40,48 @@ bool covers(const std::vector<int>& loaded, const std::vector<int>& need) {
 
 }  // namespace
 
-WorkerPool::WorkerPool(const RunOptions& options, RunResult& run)
-    : options_(options), run_(run), memory_limit_mib_(memory_limit_mib()) {}
+void PaceMeter::add(Sums& s, double cpu, double wait) {
+  if (cpu < 0 || wait < 0) return;
+  s.cpu += cpu;
+  s.wait += wait;
+  if (s.cpu > kWindowS) {
+    s.cpu /= 2;
+    s.wait /= 2;
+  }
+}
+
+void PaceMeter::loaded(const std::vector<int>& subjects, double on_cpu_s, double waiting_s) {
+  std::lock_guard<std::mutex> lock(m_);
+  for (int i : subjects)
+    if (i >= 0 && static_cast<size_t>(i) < loads_.size()) add(loads_[static_cast<size_t>(i)], on_cpu_s, waiting_s);
+}
+
+void PaceMeter::ran(int subject, double on_cpu_s, double waiting_s) {
+  std::lock_guard<std::mutex> lock(m_);
+  if (subject >= 0 && static_cast<size_t>(subject) < cases_.size())
+    add(cases_[static_cast<size_t>(subject)], on_cpu_s, waiting_s);
+}
+
+double PaceMeter::pace(int subject) const {
+  std::lock_guard<std::mutex> lock(m_);
+  if (subject < 0 || static_cast<size_t>(subject) >= cases_.size()) return 1.0;
+  const Sums& c = cases_[static_cast<size_t>(subject)];
+  const Sums& l = loads_[static_cast<size_t>(subject)];
+  const Sums& s = c.cpu >= kEvidenceS ? c : l;
+  if (s.cpu < kEvidenceS) return 1.0;
+  const double p = (s.cpu + s.wait) / s.cpu;
+  if (p < kSlow) return 1.0;
+  return std::min(kMaxPace, std::ceil(p * 10) / 10);
+}
+
+WorkerPool::WorkerPool(const RunOptions& options, RunResult& run, PaceMeter* pace, bool scoped)
+    : options_(options), run_(run), pace_(pace), scoped_(scoped), memory_limit_mib_(memory_limit_mib()) {}
+
+void WorkerPool::adopt_main(WorkerPool& other) {
+  main_ = std::move(other.main_);
+  other.main_ = Slot{};
+  main_.answered = -1;
+}
 
 std::unique_ptr<WorkerProcess> WorkerPool::spawn(const std::vector<int>& preload) {
   auto w = std::make_unique<WorkerProcess>();
@@ -80,10 +121,13 @@ bool WorkerPool::handshake(CaseOutcome& out) {
     return false;
   }
   if (run_.subjects.empty()) run_.subjects = std::move(hello.subjects);
+  double cpu = 0, wait = 0;
+  if (pace_ && slot().proc->sched(cpu, wait)) pace_->loaded(slot().loaded, cpu, wait);
   return true;
 }
 
-bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s) {
+bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s,
+                     double pace) {
   // --isolate=case: the last case's worker exits while this case runs in the next one.
   if (options_.isolation == Isolation::per_case && main_.proc && !last_label_.empty()) {
     lane_ = Lane::main;
@@ -91,16 +135,17 @@ bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& o
     last_label_.clear();
   }
   lane_ = lane;
-  const bool ran = run_here(info, subject, peer, out, case_s);
+  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, std::round(case_s * pace * 10) / 10, pace});
   lane_ = Lane::main;
   settle_retired();
   return ran;
 }
 
-bool WorkerPool::run_alone(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s) {
+bool WorkerPool::run_alone(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s,
+                           double pace) {
   lane_ = lane;
   kill_current();  // no-op when the first try already ended it
-  const bool ran = run_here(info, subject, peer, out, case_s);
+  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, std::round(case_s * pace * 10) / 10, pace});
   kill_current();  // the cases after it run in workers of their own
   lane_ = Lane::main;
   return ran;
@@ -140,7 +185,7 @@ bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& 
   return false;
 }
 
-bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s) {
+bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, exchange::Budget budget) {
   const std::string label = peer >= 0 ? fmt::format("{} (subject {} -> {})", info.id, subject, peer)
                             : run_.subjects.size() > 1 ? fmt::format("{} (subject {})", info.id, subject)
                                                        : info.id;
@@ -163,8 +208,14 @@ bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutco
     }
     prefetch();
     s.proc->clear_tail();
+    double cpu0 = 0, wait0 = 0;
+    const bool timed = pace_ && s.proc->sched(cpu0, wait0);
     exchange::Reply reply =
-        exchange::run(*s.proc, subject, info.id, peer, {options_.load_timeout_s, case_s}, memory_limit_mib_);
+        exchange::run(*s.proc, subject, info.id, peer, budget, memory_limit_mib_);
+    double cpu1 = 0, wait1 = 0;
+    if (timed && reply.end == exchange::End::result && reply.outcome.status == Status::pass &&
+        s.proc->sched(cpu1, wait1))
+      pace_->ran(subject, cpu1 - cpu0, wait1 - wait0);  // a clean case: the subject's pace
     switch (reply.end) {
       case exchange::End::not_accepted:
         // Nothing of the case ran: charged to no case, and the case runs in a fresh worker. A line
@@ -246,11 +297,17 @@ std::vector<int> WorkerPool::all_subjects() const {
   return all;
 }
 
+/// What a spare main worker loads: every subject, or in a scoped lane what its main worker had.
+std::vector<int> WorkerPool::main_scope() const {
+  if (!scoped_) return all_subjects();
+  return main_.loaded.empty() ? std::vector<int>{} : main_.loaded;
+}
+
 /// The subjects a fresh worker for this case loads: the case's own (and its peer's) in a side
 /// worker or with --isolate=case; every subject for the main worker, which serves all the cases
 /// to come.
 std::vector<int> WorkerPool::need_for(int subject, int peer) const {
-  if (lane_ == Lane::main && options_.isolation != Isolation::per_case) return all_subjects();
+  if (lane_ == Lane::main && options_.isolation != Isolation::per_case && !scoped_) return all_subjects();
   return case_subjects(subject, peer);
 }
 
@@ -271,7 +328,7 @@ void WorkerPool::prefetch() {
   // else the crash-prone ones, except one the idle side worker can take).
   std::vector<std::vector<int>> wanted;
   const bool per_case = options_.isolation == Isolation::per_case;
-  if (!per_case && main_died_) want(spare_main_, all_subjects());
+  if (!per_case && main_died_) want(spare_main_, main_scope());
   for (size_t i = 0; i < next_needs_.size(); ++i) {
     if (!per_case && i == 0 && lane_ == Lane::main && side_.proc && in_order(side_.loaded, next_needs_[0])) continue;
     wanted.push_back(next_needs_[i]);

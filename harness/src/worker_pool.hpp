@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,26 +20,72 @@
 
 namespace dlpv {
 
+/// How fast each subject runs on this machine now (docs/design.md §7: a slow environment is
+/// never charged to a requirement). A worker's main thread is either on a core, waiting for one
+/// (runnable, every core busy), or blocked; the pace is (on core + waiting) / on core, over the
+/// subject's recent clean cases (its loads until those add up to enough). A quiet machine
+/// measures about 1; three runnable processes per core about 3. A case's time limit is --timeout
+/// times its subject's pace, so the limit follows the load, and a hang (blocked, or spinning on
+/// a core of its own) still ends at its limit. Shared by every lane of a run.
+class PaceMeter {
+ public:
+  explicit PaceMeter(size_t subjects) : cases_(subjects), loads_(subjects) {}
+  void loaded(const std::vector<int>& subjects, double on_cpu_s, double waiting_s);
+  void ran(int subject, double on_cpu_s, double waiting_s);
+  /// At least 1 (below kSlow: 1), at most kMaxPace, to one decimal.
+  double pace(int subject) const;
+
+  /// Below this the machine counts as quiet (the limit stays --timeout).
+  static constexpr double kSlow = 1.3;
+  static constexpr double kMaxPace = 5.0;
+  /// Time on a core a figure rests on before it is believed (seconds).
+  static constexpr double kEvidenceS = 0.05;
+  /// Past this much time on a core the sums are halved, so the pace follows the machine's load.
+  static constexpr double kWindowS = 2.0;
+
+ private:
+  struct Sums {
+    double cpu = 0, wait = 0;
+  };
+  static void add(Sums& s, double cpu, double wait);
+  mutable std::mutex m_;
+  std::vector<Sums> cases_, loads_;
+};
+
 class WorkerPool {
  public:
   /// Where a case runs: the main worker, or the side worker (a case predicted to end its
   /// process, so that the main worker, with every subject loaded, survives it).
   enum class Lane { main, side };
 
-  WorkerPool(const RunOptions& options, RunResult& run);
+  /// `pace`: where the workers' pace is recorded (may be null). `scoped`: the main worker
+  /// loads the subjects its cases need as they come, not every subject (a lane of a run with
+  /// --jobs above 1, which serves a part of the cases).
+  WorkerPool(const RunOptions& options, RunResult& run, PaceMeter* pace = nullptr, bool scoped = false);
+
+  /// Take over `other`'s main worker (the first worker, every subject loaded).
+  void adopt_main(WorkerPool& other);
+  /// The main worker's resident memory now (KiB; 0 without one).
+  long main_rss_kib() const { return main_.proc ? main_.proc->rss_kib() : 0; }
 
   /// Start the first worker: it loads every subject and describes them (run.subjects). False,
   /// with `out` and failed_load() filled, when it died, hung or broke the protocol while
   /// loading; throws SubjectLoadError on a clean load error (bad input).
   bool start_first(CaseOutcome& out);
 
-  /// Run one case in `lane` with `case_s` seconds. False when it was not run: the subject's
-  /// workers keep dying before any case can run (gave_up()).
-  bool run(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s);
+  /// Run one case in `lane` with `case_s` seconds times `pace` (its subject's pace, PaceMeter).
+  /// False when it was not run: the subject's workers keep dying before any case can run
+  /// (gave_up()).
+  bool run(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s,
+           double pace = 1.0);
 
   /// Run one case alone in a fresh worker of `lane` (a spare that has run nothing, or a new
   /// one), which is ended afterwards: a timeout's second try.
-  bool run_alone(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s);
+  bool run_alone(const CaseInfo& info, int subject, int peer, CaseOutcome& out, Lane lane, double case_s,
+                 double pace = 1.0);
+
+  /// Where the workers' pace is recorded from now on.
+  void set_pace(PaceMeter* pace) { pace_ = pace; }
 
   /// The subjects each of the next cases that will want a fresh worker needs (at most
   /// kSpares of them): the crash-prone ones, or with --isolate=case the next cases.
@@ -88,8 +135,9 @@ class WorkerPool {
   std::unique_ptr<WorkerProcess> spawn(const std::vector<int>& preload);
   bool handshake(CaseOutcome& out);
   bool ensure_worker(const std::vector<int>& need, const std::string& label, int subject);
-  bool run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, double case_s);
+  bool run_here(const CaseInfo& info, int subject, int peer, CaseOutcome& out, exchange::Budget budget);
   std::vector<int> all_subjects() const;
+  std::vector<int> main_scope() const;
   std::vector<int> need_for(int subject, int peer) const;
   void prefetch();
   void retire(const std::string& when, int subject, bool wait);
@@ -104,6 +152,8 @@ class WorkerPool {
 
   const RunOptions& options_;
   RunResult& run_;
+  PaceMeter* pace_;
+  const bool scoped_;
   const unsigned long long memory_limit_mib_;
   Lane lane_ = Lane::main;
   Slot main_, side_;

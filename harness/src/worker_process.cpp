@@ -270,6 +270,28 @@ void WorkerProcess::kill_and_reap() {
       if (*fd >= 0) { close(*fd); *fd = -1; }
   }
 
+bool WorkerProcess::sched(double& on_cpu_s, double& waiting_s) const {
+  if (pid_ <= 0) return false;
+  std::ifstream in(fmt::format("/proc/{}/schedstat", pid_));
+  unsigned long long run_ns = 0, wait_ns = 0;
+  if (!(in >> run_ns >> wait_ns)) return false;
+  on_cpu_s = static_cast<double>(run_ns) * 1e-9;
+  waiting_s = static_cast<double>(wait_ns) * 1e-9;
+  return true;
+}
+
+long WorkerProcess::rss_kib() const {
+  if (pid_ <= 0) return 0;
+  std::ifstream status(fmt::format("/proc/{}/status", pid_));
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "VmRSS:" && status >> value) return value;
+    status.ignore(4096, '\n');
+  }
+  return 0;
+}
+
 bool WorkerProcess::channels_intact(std::string& why) const {
     if (pid_ <= 0) return true;
     const struct { int here; int there; const char* name; } channels[] = {

@@ -59,6 +59,11 @@ class WorkerProcess {
   /// Peak resident memory of the (reaped) worker, in KiB.
   long max_rss_kib() const { return max_rss_kib_; }
   bool alive() const { return pid_ > 0 && !evt_eof_; }
+  /// Time the worker's main thread has spent on a core and waiting for one while runnable (no
+  /// core free), in seconds since it started (/proc/PID/schedstat). False where unreadable.
+  bool sched(double& on_cpu_s, double& waiting_s) const;
+  /// The live worker's resident memory in KiB (/proc/PID/status VmRSS); 0 where unreadable.
+  long rss_kib() const;
   /// The worker's command and event fds (500 and 501, where it moves them before loading
   /// anything) are still the pipes this supervisor made for
   /// it (by their inodes, as /proc/PID/fd shows them). False, with `why`, when the library put

@@ -54,6 +54,17 @@ OFFSET = re.compile(r"\+ 0x[0-9a-fA-F]+")  # "function + 0x570" in a library's s
 PID = re.compile(r"\b(pid|process) \d+")
 MEMORY = re.compile(r"using \d+ MiB")
 BIG = re.compile(r"-?\b\d{7,}\b")  # seven digits or more: pointer bits read as numbers
+# A case's time limit is --timeout times its subject's pace (docs/design.md §7): on a busy
+# machine a timeout's message names both; the verdict is the same, so the limit is --timeout's.
+PACE = re.compile(r"within [0-9.]+ s \(([0-9.]+) s, times this subject's pace [0-9.]+ on this busy machine\)")
+# A timeout is confirmed alone, unless the subject's hang in that phase already reproduced in an
+# earlier timeout (docs/design.md §7); with several lanes which of two such cases came first
+# depends on timing. The verdict is the same: both read as confirmed.
+KNOWN_HANG = re.compile(r" \(not run again: this subject's hang in phase '[^']*' already reproduced alone in a "
+                        r"fresh worker with twice the time, in [^)]*\)")
+CONFIRMED = " (reproduced: run again alone in a fresh worker with twice the time)"
+REPRODUCED = re.compile(r" \(reproduced: run again alone in a fresh worker with twice the time, after the first try "
+                        r"had timed out at [0-9.]+ s\)")
 BUILD_PATH = None
 
 # Hostile libraries whose outcome depends on timing (they die at a random moment) are left out.
@@ -78,6 +89,9 @@ def mask(v):
         v = SEQ.sub("", v)
         v = PID.sub(r"\1 N", v)
         v = MEMORY.sub("using N MiB", v)
+        v = PACE.sub(r"within \1 s", v)
+        v = KNOWN_HANG.sub(CONFIRMED, v)
+        v = REPRODUCED.sub(CONFIRMED, v)
         v = BIG.sub("BIG", v).replace("-BIG", "BIG")
         if BUILD_PATH:
             v = v.replace(BUILD_PATH, "BUILD")
@@ -98,6 +112,8 @@ def normalise(record):
     for r in rec.get("results", []):
         for k in DROP_RESULT:
             r.pop(k, None)
+        if r.get("status") == "timeout":
+            r.pop("first_try", None)  # absent where the hang was known (KNOWN_HANG)
         for c in r.get("checks", []):
             c.pop("observed", None)
     for i in rec.get("incidents", []):

@@ -42,6 +42,7 @@ struct AppConfig {
   double timeout_s = kDefaultCaseTimeoutS;
   double load_timeout_s = kDefaultLoadTimeoutS;  ///< loading a subject (--load-timeout), apart from case time
   std::string isolate = "worker";      ///< worker | case | none
+  int jobs = 0;                        ///< -j N: cases at once (0: one per core)
   bool strict = false;
   bool deterministic = false;
   bool quiet = false;

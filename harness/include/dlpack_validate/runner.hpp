@@ -23,6 +23,11 @@ struct RunOptions {
   /// deadline, apart from case time: a slow import is not a case's timeout.
   double load_timeout_s = kDefaultLoadTimeoutS;
   Isolation isolation = Isolation::worker;
+  /// Cases run at once (--jobs): lanes, each with its own workers, taking the planned cases
+  /// from one queue; 0: one per core this process may use. The report's order and every
+  /// status are those of 1. Fewer lanes are used when the cases are few, or when the memory
+  /// available would not hold that many workers (RunResult::lanes_why says so).
+  int jobs = 1;
   /// Command that starts a worker; "--internal-worker" and the subject specs are appended
   /// (the CLI: {/proc/self/exe}; the Python shim: {python, -m, validator}).
   std::vector<std::string> worker_command;
@@ -81,6 +86,11 @@ struct RunResult {
   int spares_unused = 0;    ///< spares ended without serving a case (a prediction that did not come true)
   double load_wait_s = 0;   ///< time the supervisor waited for workers to load (hellos), the first included
   long supervisor_max_rss_kib = 0;  ///< peak resident memory of the supervisor process
+  int jobs = 1;           ///< lanes asked for (--jobs; 0 resolved to the cores)
+  int lanes = 1;          ///< lanes used
+  std::string lanes_why;  ///< why fewer lanes than asked for (empty: as asked, or few cases)
+  int confirmations = 0;  ///< timeouts run again alone (in parallel with the run)
+  int hangs_known = 0;    ///< timeouts not run again: the subject's hang in that phase had reproduced
 };
 
 /// Which cases a run takes: --filter, --exclude and --requirement.

@@ -105,6 +105,9 @@ _DTYPES = {(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64),
            (2, 16), (2, 32), (2, 64), (6, 8), (5, 64), (5, 128), (4, 16)}
 
 
+_LOADED = None  # the bugs of the variant this process has loaded
+
+
 class Adapter:
     module_name = "fakearray"
 
@@ -112,6 +115,13 @@ class Adapter:
         unknown = set(bugs) - KNOWN_BUGS - LAWFUL
         if unknown:
             raise ValueError(f"unknown fakearray bugs: {sorted(unknown)}")
+        # The planted bug is process-global (_fakearray.cpp): a second variant loaded into the
+        # same worker would change the first one's behaviour under it. Refused, loudly.
+        global _LOADED
+        if _LOADED is not None and _LOADED != frozenset(bugs):
+            raise RuntimeError(f"fakearray variant {sorted(bugs)} cannot share a process with variant "
+                               f"{sorted(_LOADED)}: the planted bug is process-global")
+        _LOADED = frozenset(bugs)
         _fakearray.set_bugs(sorted(bugs))
         self.consumer_only = "lawful_consumer_only" in bugs
         self.producer_only = "lawful_producer_only" in bugs

@@ -15,7 +15,7 @@ pairs.json for the matrix, merged the way tests/peers does it).
       [--libs numpy torch ...] [--baselines baselines/peers] [--json out.json]
 
 Per build it prints: the sum of the single runs, the matrix, matrix / sum (the goal of
-issue "Speed II" is at most 0.6), the matrix's workers and its time inside cases; with two
+issue "Speed III" is at most 1.0, the singles at -j 1: --singles-args new="-j 1"), the matrix's workers and its time inside cases; with two
 builds, each figure's ratio to the first build's, and whether the matrix records agree in
 every result's status (they must: scheduling may change the time, never a verdict).
 """
@@ -32,9 +32,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIBS = ["numpy", "torch", "jax", "paddle", "tvm_ffi", "pyarrow", "array_api_strict", "tensorflow", "mlx"]
 
 
-def run(python, pythonpath, libs, baseline, out_json):
+def run(python, pythonpath, libs, baseline, out_json, extra=()):
     env = dict(os.environ, PYTHONPATH=pythonpath)
-    cmd = [python, "-m", "validator", "-q", "--json", out_json] + (["--baseline", baseline] if baseline else []) + libs
+    cmd = [python, "-m", "validator", "-q", "--json", out_json] + list(extra) + \
+        (["--baseline", baseline] if baseline else []) + libs
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=3600)
     wall = time.perf_counter() - t0
@@ -63,9 +64,15 @@ def main():
     ap.add_argument("--libs", nargs="+", default=LIBS)
     ap.add_argument("--baselines", help="folder of LIB.json baselines (baselines/peers)")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--args", action="append", default=[],
+                    help="LABEL=ARGS: more validator options for that build's runs (\"-j 1\")")
+    ap.add_argument("--singles-args", action="append", default=[],
+                    help="LABEL=ARGS: more validator options for that build's single-library runs only")
     ap.add_argument("--json", help="write the figures to PATH")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build]
+    extra = {k: v.split() for k, v in (x.split("=", 1) for x in a.args)}
+    singles_extra = {k: v.split() for k, v in (x.split("=", 1) for x in a.singles_args)}
     fig = {label: {"singles": [], "matrix": [], "case_time": [], "workers": []} for label, _ in builds}
     records = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,11 +83,12 @@ def main():
                 for lib in a.libs:
                     base = os.path.join(a.baselines, lib + ".json") if a.baselines else None
                     wall, _ = run(a.python, path, [lib], base if base and os.path.exists(base) else None,
-                                  os.path.join(tmp, "single.json"))
+                                  os.path.join(tmp, "single.json"),
+                                  extra.get(label, []) + singles_extra.get(label, []))
                     print(f"  round {rnd + 1} {label:<8} {lib:<18} {wall:8.1f} s", flush=True)
                     total += wall
                 out = os.path.join(tmp, f"matrix-{label}.json")
-                wall, rec = run(a.python, path, a.libs, mbase, out)
+                wall, rec = run(a.python, path, a.libs, mbase, out, extra.get(label, []))
                 records[label] = rec
                 fig[label]["singles"].append(total)
                 fig[label]["matrix"].append(wall)

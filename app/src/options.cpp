@@ -76,8 +76,8 @@ const std::vector<Spec>& table() {
        "(in-process, for debugging)"},
       {"jobs", "-j", "jobs", Type::whole, "0", 0, true, "", "N", kRun,
        "run N cases at once, in lanes with workers of their own (0: one per core this process may use; "
-       "fewer when the cases are few, or when memory would not hold that many workers: the summary says "
-       "so); the report's order and every status are those of -j 1"},
+       "fewer when the cases are few, or when memory would not hold that many workers: a line on stderr "
+       "says so); the report's order and every status are those of -j 1"},
       {"strict", "", "strict", Type::flag, "", 0, false, "", "", kAll,
        "warnings and unexpected passes count as failures"},
       {"deterministic", "", "deterministic", Type::flag, "", 0, false, "", "", kRunBench,

@@ -71,7 +71,7 @@ double PaceMeter::pace(int subject) const {
   if (s.cpu < kEvidenceS) return 1.0;
   const double p = (s.cpu + s.wait) / s.cpu;
   if (p < kSlow) return 1.0;
-  return std::min(kMaxPace, std::ceil(p * 10) / 10);
+  return std::min(kMaxPace, std::round(p * 10) / 10);
 }
 
 WorkerPool::WorkerPool(const RunOptions& options, RunResult& run, PaceMeter* pace, bool scoped)

@@ -32,7 +32,7 @@ class PaceMeter {
   explicit PaceMeter(size_t subjects) : cases_(subjects), loads_(subjects) {}
   void loaded(const std::vector<int>& subjects, double on_cpu_s, double waiting_s);
   void ran(int subject, double on_cpu_s, double waiting_s);
-  /// At least 1 (below kSlow: 1), at most kMaxPace, to one decimal.
+  /// At least 1 (below kSlow: 1), at most kMaxPace, to the nearest tenth.
   double pace(int subject) const;
 
   /// Below this the machine counts as quiet (the limit stays --timeout).

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "case_exchange.hpp"
+#include "worker_pool.hpp"
 
 using dlpv::exchange::Clock;
 using dlpv::exchange::PhaseClock;
@@ -45,4 +46,30 @@ TEST_CASE("phase clock: alternating phases never pass load + case, the absolute 
   CHECK(now <= t0 + ms(3000));
   CHECK(c.deadline() <= t0 + ms(3000));
   CHECK(now >= c.deadline());
+}
+
+// The pace a case's time limit follows (worker_pool.hpp, docs/design.md §7).
+
+TEST_CASE("pace: quiet is 1, a busy machine scales the limit, bounded, and the clean cases outweigh the load") {
+  dlpv::PaceMeter m(2);
+  CHECK(m.pace(0) == 1.0);  // no evidence yet
+  m.loaded({0, 1}, 0.01, 0.05);
+  CHECK(m.pace(0) == 1.0);  // 10 ms on a core: too little to believe
+  m.loaded({0}, 0.2, 0.02);
+  CHECK(m.pace(0) == doctest::Approx(1.3));  // loads: (0.21 + 0.07) / 0.21 = 1.33, to the nearest tenth
+  m.ran(0, 0.1, 0.2);       // cases waited twice as long as they ran: pace 3
+  CHECK(m.pace(0) == doctest::Approx(3.0));
+  CHECK(m.pace(1) == 1.0);  // subject 1: only 10 ms of load evidence
+  m.ran(1, 0.06, 10.0);     // far busier than the cap
+  CHECK(m.pace(1) == dlpv::PaceMeter::kMaxPace);
+  m.ran(0, 0.06, 0.001);    // a quieter spell: the sums move toward it
+  CHECK(m.pace(0) < 3.0);
+  CHECK(m.pace(-1) == 1.0);
+  CHECK(m.pace(7) == 1.0);
+  // Past the window the sums are halved: the pace follows the machine now, not an hour ago.
+  dlpv::PaceMeter w(1);
+  w.ran(0, 1.9, 19.0);
+  CHECK(w.pace(0) == dlpv::PaceMeter::kMaxPace);
+  for (int i = 0; i < 20; ++i) w.ran(0, 1.0, 0.0);
+  CHECK(w.pace(0) == 1.0);
 }

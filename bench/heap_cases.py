@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Heap-measurement cases, per case, build against build (docs/bench.md): the cases that read
-the C heap (producer.deleter.frees*, and the Python deleter and capsule cases) run at -j 1 on
-one subject with each build given, round-robin (a busy moment hits every build alike), and
+the C heap (producer.deleter.frees*, and the Python deleter and capsule cases) run on one subject
+with each build given (--args new="-j 1" for one lane where the build has -j), round-robin (a busy moment hits every build alike), and
 the median duration of each case is printed side by side, with the sum and each case's status
 (which must be the same in every build). Prints figures; asserts nothing.
 
   bench/heap_cases.py --build old="/tmp/old/build/dlpack-validate" --build new="build/dlpack-validate" \\
-      --subject build/tests/libdlpv_reference.so [--rounds 5]
+      --args new="-j 1" --subject build/tests/libdlpv_reference.so [--rounds 5]
   bench/heap_cases.py --build old="PY -m validator" --env old=PYTHONPATH=/tmp/old/build/python \\
       --build new="PY -m validator" --env new=PYTHONPATH=build/python --subject numpy
 """
@@ -27,6 +27,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", action="append", required=True, help="LABEL=COMMAND (repeatable)")
     ap.add_argument("--env", action="append", default=[], help="LABEL=NAME=VALUE for that build's command")
+    ap.add_argument("--args", action="append", default=[],
+                    help="LABEL=ARGS: more options for that build's runs (\"-j 1\" where the build has -j)")
     ap.add_argument("--subject", nargs="+", required=True)
     ap.add_argument("--filter", action="append", help="case globs (default: the heap cases)")
     ap.add_argument("--rounds", type=int, default=5)
@@ -39,13 +41,14 @@ def main():
         name, value = kv.split("=", 1)
         envs[label][name] = value
     sel = sum((["--filter", f] for f in (a.filter or FILTERS)), [])
+    extra = {k: shlex.split(v) for k, v in (x.split("=", 1) for x in a.args)}
     times = {label: {} for label, _ in builds}
     status = {label: {} for label, _ in builds}
     with tempfile.TemporaryDirectory() as tmp:
         for rnd in range(a.rounds):
             for label, cmd in builds:
                 out = os.path.join(tmp, "r.json")
-                argv = shlex.split(cmd) + ["-q", "-j", "1", "--json", out] + sel + a.subject
+                argv = shlex.split(cmd) + ["-q", "--json", out] + extra.get(label, []) + sel + a.subject
                 proc = subprocess.run(argv, env=envs[label], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       text=True, timeout=1800)
                 if proc.returncode not in (0, 1):

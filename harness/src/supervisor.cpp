@@ -49,6 +49,8 @@ using Clock = std::chrono::steady_clock;
 
 /// How many crash-prone cases ahead the spares' subjects are gathered from.
 constexpr size_t kProneWindow = 8;
+/// A one-subject run of at least this many cases starts its other lanes' workers with the first.
+constexpr size_t kAheadCases = 64;
 
 /// The one result a subject that cannot be loaded gets (not a registered case: it names the
 /// load step and the requirement a death there breaks). Stable storage for the run record.
@@ -253,7 +255,8 @@ class Slots {
 /// A case that timed out is run once more alone in a fresh worker with twice the time
 /// (docs/design.md §7: a timeout is confirmed before it is reported), in parallel with the run:
 /// the lane goes on while the confirmation runs. Once a subject's hang in a phase has
-/// reproduced alone, its further timeouts in that phase (same subject, same peer) are not run
+/// reproduced alone, its further timeouts in that phase (same subject, same peer; a pair case
+/// with the subject on both sides counts as the subject's own) are not run
 /// again: the verdict a quiet machine gives them is the timeout, and a hang then costs its
 /// time limit once. With -x (the next case depends on the verdict) it runs before the lane goes on.
 class Confirmer {
@@ -265,7 +268,9 @@ class Confirmer {
   /// Planned case `k` timed out first in `first`, its subject's pace `pace` (the limit was
   /// --timeout times it). `now`: confirm before returning.
   void submit(size_t k, const CaseResult& r, const CaseOutcome& first, double pace, bool now) {
-    const Key key{r.subject, r.peer, first.phase};
+    // A pair case with the subject on both sides hangs in the subject's own code.
+    const int peer = r.peer == r.subject ? -1 : r.peer;
+    const Key key{r.subject, peer, first.phase};
     std::shared_future<bool> earlier;
     auto promise = std::make_shared<std::promise<bool>>();
     {
@@ -283,7 +288,7 @@ class Confirmer {
         std::string where;
         {
           std::lock_guard<std::mutex> lock(m_);
-          where = known_.at(Key{r.subject, r.peer, first.phase}).second;
+          where = known_.at(Key{r.subject, r.peer == r.subject ? -1 : r.peer, first.phase}).second;
         }
         d.out.message += fmt::format(" (not run again: this subject's hang in phase '{}' already reproduced alone "
                                      "in a fresh worker with twice the time, in {})",
@@ -539,6 +544,8 @@ size_t lane_count(const RunOptions& options, size_t runnable, long worker_kib, R
   const int asked = options.jobs > 0 ? options.jobs : cores_available();
   run.jobs = asked;
   if (options.isolation == Isolation::none) return 1;
+  // -x stops at the first unexpected result in the plan's order: one lane runs the plan in order.
+  if (options.stop_after) return 1;
   size_t n = std::min(static_cast<size_t>(asked), std::max<size_t>(1, (runnable + 7) / 8));
   const long avail = available_kib();
   if (worker_kib > 0 && avail > 0) {
@@ -558,7 +565,7 @@ size_t lane_count(const RunOptions& options, size_t runnable, long worker_kib, R
 /// ending the run early (the rest reported once as not run). The report's order is the plan's,
 /// whatever the lanes did.
 void run_planned(WorkerPool& first, const RunOptions& options, const std::vector<CaseResult>& planned,
-                 const Labels& labels, RunResult& run) {
+                 const Labels& labels, RunResult& run, std::vector<std::unique_ptr<WorkerProcess>>& ahead) {
   // The supervisor decides skips itself: a case whose needs the subject's probed capabilities
   // rule out gets its skip here, under every isolation mode, with no worker.
   std::vector<std::string> skip_reason(planned.size());
@@ -569,13 +576,17 @@ void run_planned(WorkerPool& first, const RunOptions& options, const std::vector
   }
   const size_t lanes = lane_count(options, runnable, first.main_rss_kib(), run);
   run.lanes = static_cast<int>(lanes);
-  // One lane takes the plan in order. Several take it grouped by the subjects each case needs
-  // (ascending), so that a lane's main worker loads subjects in order as its cases come.
+  // One lane takes the plan in order. Several take it by the highest subject each case needs
+  // (then the lowest): a lane's main worker loads the subjects up to that highest one, in
+  // command-line order, so it only ever adds to what it has (never a restart to load a subject
+  // before one it holds).
   std::vector<size_t> order(planned.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   if (lanes > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return case_subjects(planned[a].subject, planned[a].peer) < case_subjects(planned[b].subject, planned[b].peer);
+      const std::vector<int> x = case_subjects(planned[a].subject, planned[a].peer);
+      const std::vector<int> y = case_subjects(planned[b].subject, planned[b].peer);
+      return std::make_pair(x.back(), x.front()) < std::make_pair(y.back(), y.front());
     });
   Queue q(options, planned, skip_reason, order, labels, run, lanes);
   PaceMeter pace(run.subjects.size());
@@ -589,6 +600,7 @@ void run_planned(WorkerPool& first, const RunOptions& options, const std::vector
       pools.push_back(std::make_unique<WorkerPool>(options, lane[i].shard, &pace, lanes > 1));
     }
     pools[0]->adopt_main(first);  // the first worker, every subject loaded, serves lane 0
+    for (size_t i = 1; i < lanes && i - 1 < ahead.size(); ++i) pools[i]->give_main_spare(std::move(ahead[i - 1]));
     // A lane's workers are ended by the thread that started them: a worker dies with the
     // thread that spawned it (PR_SET_PDEATHSIG follows the thread, not the process).
     // What a lane throws (a worker that cannot be spawned; a subject that now fails to load
@@ -670,14 +682,24 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
   } else {
     WorkerPool pool(options, run);
     CaseOutcome load_failure;
+    // A run of one subject and many cases starts the other lanes' main workers at once, loading
+    // beside the first one (the lanes are settled after its hello; one not needed is ended).
+    std::vector<std::unique_ptr<WorkerProcess>> ahead;
+    const int asked = options.jobs > 0 ? options.jobs : cores_available();
+    if (options.isolation == Isolation::worker && options.subject_paths.size() == 1 && asked > 1 && !options.stop_after &&
+        cases.size() >= kAheadCases)
+      ahead = pool.start_ahead(static_cast<size_t>(std::min<size_t>(asked, (cases.size() + 7) / 8)) - 1);
     // Load once up front so a clean load error is bad input before any case runs.
     const bool loaded = load_subjects(pool, options, run, load_failure);
     const std::vector<CaseResult> planned = plan(cases, run.subjects);
     const Labels labels{run.subjects};
     if (loaded)
-      run_planned(pool, options, planned, labels, run);
+      run_planned(pool, options, planned, labels, run, ahead);
     else
       report_load_failure(pool, load_failure, planned, labels, run);
+    for (auto& w : ahead)
+      if (w) ++run.spares_unused;
+    ahead.clear();
     pool.finish();
   }
   if (options.progress) options.progress(run.results.size(), run.results.size(), "");

@@ -77,6 +77,17 @@ double PaceMeter::pace(int subject) const {
 WorkerPool::WorkerPool(const RunOptions& options, RunResult& run, PaceMeter* pace, bool scoped)
     : options_(options), run_(run), pace_(pace), scoped_(scoped), memory_limit_mib_(memory_limit_mib()) {}
 
+std::vector<std::unique_ptr<WorkerProcess>> WorkerPool::start_ahead(size_t n) {
+  std::vector<std::unique_ptr<WorkerProcess>> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(spawn({}));
+  return out;
+}
+
+void WorkerPool::give_main_spare(std::unique_ptr<WorkerProcess> w) {
+  spare_main_.proc = std::move(w);
+  spare_main_.preload = all_subjects();
+}
+
 void WorkerPool::adopt_main(WorkerPool& other) {
   main_ = std::move(other.main_);
   other.main_ = Slot{};
@@ -297,7 +308,8 @@ std::vector<int> WorkerPool::all_subjects() const {
   return all;
 }
 
-/// What a spare main worker loads: every subject, or in a scoped lane what its main worker had.
+/// What a spare main worker loads: every subject, or in a scoped lane what its main worker had
+/// (a prefix of the subjects).
 std::vector<int> WorkerPool::main_scope() const {
   if (!scoped_) return all_subjects();
   return main_.loaded.empty() ? std::vector<int>{} : main_.loaded;
@@ -307,7 +319,14 @@ std::vector<int> WorkerPool::main_scope() const {
 /// worker or with --isolate=case; every subject for the main worker, which serves all the cases
 /// to come.
 std::vector<int> WorkerPool::need_for(int subject, int peer) const {
-  if (lane_ == Lane::main && options_.isolation != Isolation::per_case && !scoped_) return all_subjects();
+  if (lane_ == Lane::main && options_.isolation != Isolation::per_case) {
+    if (!scoped_) return all_subjects();
+    // A lane's main worker loads the subjects up to the highest its case needs, in order: the
+    // lanes' queue comes by that highest subject, so the worker only ever adds to what it has.
+    std::vector<int> prefix;
+    for (int i = 0; i <= std::max(subject, peer); ++i) prefix.push_back(i);
+    return prefix;
+  }
   return case_subjects(subject, peer);
 }
 

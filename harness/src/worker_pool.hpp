@@ -65,6 +65,11 @@ class WorkerPool {
 
   /// Take over `other`'s main worker (the first worker, every subject loaded).
   void adopt_main(WorkerPool& other);
+  /// Start `n` workers like the first one (every subject, described), before the first one's
+  /// hello: the main workers of the other lanes, loading while the first one does.
+  std::vector<std::unique_ptr<WorkerProcess>> start_ahead(size_t n);
+  /// A worker started ahead (start_ahead) becomes this pool's spare main worker.
+  void give_main_spare(std::unique_ptr<WorkerProcess> w);
   /// The main worker's resident memory now (KiB; 0 without one).
   long main_rss_kib() const { return main_.proc ? main_.proc->rss_kib() : 0; }
 

@@ -72,13 +72,7 @@ const CaseInfo* load_case(const std::string& step) {
 /// This process's peak resident memory (KiB): VmHWM belongs to the address space, so unlike
 /// getrusage's ru_maxrss it does not carry over the peak of whatever process exec'd us.
 long own_peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  long value = 0;
-  while (status >> key) {
-    if (key == "VmHWM:" && status >> value) return value;
-    status.ignore(4096, '\n');
-  }
+  if (const long hwm = proc_value("/proc/self/status", "VmHWM:")) return hwm;
   rusage self{};
   getrusage(RUSAGE_SELF, &self);
   return self.ru_maxrss;
@@ -433,16 +427,7 @@ int cores_available() {
 }
 
 /// Memory the system can still give (KiB, /proc/meminfo MemAvailable; 0 where unreadable).
-long available_kib() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long value = 0;
-  while (in >> key) {
-    if (key == "MemAvailable:" && in >> value) return value;
-    in.ignore(4096, '\n');
-  }
-  return 0;
-}
+long available_kib() { return proc_value("/proc/meminfo", "MemAvailable:"); }
 
 /// What the lanes of a run share: the queue of planned cases (`order`: planned indices, in the
 /// order the lanes take them), its next place, -x, progress and the callbacks.
@@ -560,6 +545,107 @@ size_t lane_count(const RunOptions& options, size_t runnable, long worker_kib, R
   return n;
 }
 
+/// The lanes' queue: one lane takes the plan in order. Several take it by the highest subject
+/// each case needs (then the lowest): a lane's main worker loads the subjects up to that
+/// highest one, in command-line order, so it only ever adds to what it has (never a restart to
+/// load a subject before one it holds).
+std::vector<size_t> queue_order(const std::vector<CaseResult>& planned, size_t lanes) {
+  std::vector<size_t> order(planned.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (lanes > 1)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const std::vector<int> x = case_subjects(planned[a].subject, planned[a].peer);
+      const std::vector<int> y = case_subjects(planned[b].subject, planned[b].peer);
+      return std::make_pair(x.back(), x.front()) < std::make_pair(y.back(), y.front());
+    });
+  return order;
+}
+
+/// Run the lanes, each in a thread of its own (lane 0 in this one, with the first worker; the
+/// workers started ahead become the other lanes' spare main workers). A lane's workers are
+/// ended by the thread that started them: a worker dies with the thread that spawned it
+/// (PR_SET_PDEATHSIG follows the thread, not the process). What a lane throws (a worker that
+/// cannot be spawned; a subject that now fails to load cleanly: bad input) stops the other
+/// lanes and is thrown here, the first lane's first.
+void run_lanes(WorkerPool& first, std::vector<std::unique_ptr<WorkerProcess>>& ahead, Queue& q,
+               std::vector<LaneRecord>& lane, PaceMeter& pace, Confirmer& confirmer) {
+  const size_t lanes = lane.size();
+  std::vector<std::unique_ptr<WorkerPool>> pools;
+  for (size_t i = 0; i < lanes; ++i) {
+    lane[i].shard.subjects = q.run.subjects;
+    pools.push_back(std::make_unique<WorkerPool>(q.options, lane[i].shard, &pace, lanes > 1));
+  }
+  pools[0]->adopt_main(first);
+  for (size_t i = 1; i < lanes && i - 1 < ahead.size(); ++i) pools[i]->give_main_spare(std::move(ahead[i - 1]));
+  std::vector<std::exception_ptr> thrown(lanes);
+  auto serve = [&](size_t i) {
+    try {
+      run_lane(*pools[i], q, lane[i], pace, confirmer);
+    } catch (...) {
+      thrown[i] = std::current_exception();
+      std::lock_guard<std::mutex> lock(q.m);
+      if (q.gave_up.empty()) q.gave_up = "a lane stopped";
+    }
+    try {
+      pools[i]->finish();
+    } catch (...) {
+      if (!thrown[i]) thrown[i] = std::current_exception();
+    }
+    while (lane[i].incident_at.size() < lane[i].shard.incidents.size()) lane[i].incident_at.push_back(q.planned.size());
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < lanes; ++i) threads.emplace_back(serve, i);
+  serve(0);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : thrown)
+    if (e) std::rethrow_exception(e);
+}
+
+/// The lanes' records into the run's: the results in the plan's order (a confirmed timeout's
+/// second try in place of its first); the incidents by the case they came before (lane by lane
+/// where two came at the same case, confirmations last); the figures summed; what was not run,
+/// once.
+void gather(std::vector<LaneRecord>& lane, Confirmer& confirmer, const Queue& q, RunResult& run) {
+  std::vector<std::optional<CaseResult>> by_plan(q.planned.size());
+  std::vector<std::tuple<size_t, size_t, Incident>> incidents;
+  auto absorb = [&](RunResult& shard, size_t tie, const std::vector<size_t>& incident_at) {
+    for (size_t j = 0; j < shard.incidents.size(); ++j)
+      incidents.emplace_back(incident_at[j], tie, std::move(shard.incidents[j]));
+    run.workers_started += shard.workers_started;
+    run.spares_unused += shard.spares_unused;
+    run.load_wait_s += shard.load_wait_s;
+  };
+  for (size_t i = 0; i < lane.size(); ++i) {
+    for (size_t j = 0; j < lane[i].shard.results.size(); ++j)
+      by_plan[lane[i].at[j]] = std::move(lane[i].shard.results[j]);
+    absorb(lane[i].shard, i, lane[i].incident_at);
+  }
+  confirmer.each([&](size_t k, CaseOutcome& out, RunResult& shard, bool known) {
+    if (by_plan[k]) {
+      out.duration_s = by_plan[k]->outcome.duration_s;
+      if (out.output_tail.empty()) out.output_tail = by_plan[k]->outcome.output_tail;
+      by_plan[k]->outcome = std::move(out);
+    }
+    known ? ++run.hangs_known : ++run.confirmations;
+    absorb(shard, lane.size(), std::vector<size_t>(shard.incidents.size(), k));
+  });
+  std::stable_sort(incidents.begin(), incidents.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  for (auto& inc : incidents) run.incidents.push_back(std::move(std::get<2>(inc)));
+  NotRun rest;
+  for (size_t k = 0; k < q.planned.size(); ++k) {
+    if (by_plan[k])
+      run.results.push_back(std::move(*by_plan[k]));
+    else
+      rest.cases.push_back(q.labels.not_run(q.planned[k]));
+  }
+  if (!rest.cases.empty()) {
+    rest.reason = !q.stopped.empty() ? q.stopped : q.gave_up;
+    run.not_run.push_back(std::move(rest));
+  }
+}
+
 /// Every planned case through the lanes: skips decided here (no worker), crash-prone cases in
 /// side workers, timeouts confirmed alongside, -x and a subject that keeps killing its workers
 /// ending the run early (the rest reported once as not run). The report's order is the plan's,
@@ -576,98 +662,14 @@ void run_planned(WorkerPool& first, const RunOptions& options, const std::vector
   }
   const size_t lanes = lane_count(options, runnable, first.main_rss_kib(), run);
   run.lanes = static_cast<int>(lanes);
-  // One lane takes the plan in order. Several take it by the highest subject each case needs
-  // (then the lowest): a lane's main worker loads the subjects up to that highest one, in
-  // command-line order, so it only ever adds to what it has (never a restart to load a subject
-  // before one it holds).
-  std::vector<size_t> order(planned.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  if (lanes > 1)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const std::vector<int> x = case_subjects(planned[a].subject, planned[a].peer);
-      const std::vector<int> y = case_subjects(planned[b].subject, planned[b].peer);
-      return std::make_pair(x.back(), x.front()) < std::make_pair(y.back(), y.front());
-    });
+  const std::vector<size_t> order = queue_order(planned, lanes);
   Queue q(options, planned, skip_reason, order, labels, run, lanes);
   PaceMeter pace(run.subjects.size());
   first.set_pace(&pace);
   Confirmer confirmer(options, run, pace, static_cast<int>(lanes));
   std::vector<LaneRecord> lane(lanes);
-  {
-    std::vector<std::unique_ptr<WorkerPool>> pools;
-    for (size_t i = 0; i < lanes; ++i) {
-      lane[i].shard.subjects = run.subjects;
-      pools.push_back(std::make_unique<WorkerPool>(options, lane[i].shard, &pace, lanes > 1));
-    }
-    pools[0]->adopt_main(first);  // the first worker, every subject loaded, serves lane 0
-    for (size_t i = 1; i < lanes && i - 1 < ahead.size(); ++i) pools[i]->give_main_spare(std::move(ahead[i - 1]));
-    // A lane's workers are ended by the thread that started them: a worker dies with the
-    // thread that spawned it (PR_SET_PDEATHSIG follows the thread, not the process).
-    // What a lane throws (a worker that cannot be spawned; a subject that now fails to load
-    // cleanly: bad input) stops the other lanes and is thrown here, the first lane's first.
-    std::vector<std::exception_ptr> thrown(lanes);
-    auto serve = [&](size_t i) {
-      try {
-        run_lane(*pools[i], q, lane[i], pace, confirmer);
-      } catch (...) {
-        thrown[i] = std::current_exception();
-        std::lock_guard<std::mutex> lock(q.m);
-        if (q.gave_up.empty()) q.gave_up = "a lane stopped";
-      }
-      try {
-        pools[i]->finish();
-      } catch (...) {
-        if (!thrown[i]) thrown[i] = std::current_exception();
-      }
-      while (lane[i].incident_at.size() < lane[i].shard.incidents.size()) lane[i].incident_at.push_back(planned.size());
-    };
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < lanes; ++i) threads.emplace_back(serve, i);
-    serve(0);
-    for (std::thread& t : threads) t.join();
-    for (const std::exception_ptr& e : thrown)
-      if (e) std::rethrow_exception(e);
-  }
-  // The results in the plan's order; the incidents by the case they came before (lane by lane
-  // where two came at the same case); the figures summed.
-  std::vector<std::optional<CaseResult>> by_plan(planned.size());
-  std::vector<std::tuple<size_t, size_t, Incident>> incidents;
-  auto absorb = [&](RunResult& shard, size_t tie, const std::vector<size_t>& incident_at) {
-    for (size_t j = 0; j < shard.incidents.size(); ++j)
-      incidents.emplace_back(incident_at[j], tie, std::move(shard.incidents[j]));
-    run.workers_started += shard.workers_started;
-    run.spares_unused += shard.spares_unused;
-    run.load_wait_s += shard.load_wait_s;
-  };
-  for (size_t i = 0; i < lanes; ++i) {
-    for (size_t j = 0; j < lane[i].shard.results.size(); ++j)
-      by_plan[lane[i].at[j]] = std::move(lane[i].shard.results[j]);
-    absorb(lane[i].shard, i, lane[i].incident_at);
-  }
-  confirmer.each([&](size_t k, CaseOutcome& out, RunResult& shard, bool known) {
-    if (by_plan[k]) {
-      out.duration_s = by_plan[k]->outcome.duration_s;
-      if (out.output_tail.empty()) out.output_tail = by_plan[k]->outcome.output_tail;
-      by_plan[k]->outcome = std::move(out);
-    }
-    known ? ++run.hangs_known : ++run.confirmations;
-    absorb(shard, lanes, std::vector<size_t>(shard.incidents.size(), k));
-  });
-  std::stable_sort(incidents.begin(), incidents.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-  });
-  for (auto& inc : incidents) run.incidents.push_back(std::move(std::get<2>(inc)));
-  NotRun rest;
-  for (size_t k = 0; k < planned.size(); ++k) {
-    if (by_plan[k])
-      run.results.push_back(std::move(*by_plan[k]));
-    else
-      rest.cases.push_back(labels.not_run(planned[k]));
-  }
-  if (!rest.cases.empty()) {
-    rest.reason = !q.stopped.empty() ? q.stopped : q.gave_up;
-    run.not_run.push_back(std::move(rest));
-  }
+  run_lanes(first, ahead, q, lane, pace, confirmer);
+  gather(lane, confirmer, q, run);
 }
 
 }  // namespace

@@ -280,17 +280,18 @@ bool WorkerProcess::sched(double& on_cpu_s, double& waiting_s) const {
   return true;
 }
 
-long WorkerProcess::rss_kib() const {
-  if (pid_ <= 0) return 0;
-  std::ifstream status(fmt::format("/proc/{}/status", pid_));
-  std::string key;
+long proc_value(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string k;
   long value = 0;
-  while (status >> key) {
-    if (key == "VmRSS:" && status >> value) return value;
-    status.ignore(4096, '\n');
+  while (in >> k) {
+    if (k == key && in >> value) return value;
+    in.ignore(4096, '\n');
   }
   return 0;
 }
+
+long WorkerProcess::rss_kib() const { return pid_ > 0 ? proc_value(fmt::format("/proc/{}/status", pid_), "VmRSS:") : 0; }
 
 bool WorkerProcess::channels_intact(std::string& why) const {
     if (pid_ <= 0) return true;

@@ -23,6 +23,10 @@ unsigned long long memory_limit_mib();
 std::string death_text(int status, std::string* signal_out, long max_rss_kib,
                        unsigned long long limit_mib);
 
+/// The number after `key` ("VmRSS:", "MemAvailable:") in a /proc file of `key value` lines
+/// (/proc/PID/status, /proc/meminfo): KiB there. 0 where the file or the key cannot be read.
+long proc_value(const std::string& path, const std::string& key);
+
 class WorkerProcess {
  public:
   using Clock = std::chrono::steady_clock;

@@ -145,10 +145,12 @@ def main():
         path = os.path.join(args.out, f"round{n}.json")
         if os.path.exists(path):
             os.remove(path)
+        # One lane (-j 1): the excuses below read the workers in the order they were started,
+        # which is one lane's order (e2e.jobs covers crashes and hangs across lanes).
         hits, peak, order, hit_pids = {}, [0], [], set()
         t0 = time.monotonic()
         proc = subprocess.Popen([args.validator, "-q", "--json", path, "--timeout", str(args.timeout),
-                                 "--load-timeout", "5", "--isolate", isolate] + filters + args.subject,
+                                 "--load-timeout", "5", "--isolate", isolate, "-j", "1"] + filters + args.subject,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         thread = threading.Thread(target=chaos, args=(proc, rng, hits, peak, min_ms, max_ms, young_s, order, hit_pids))
         thread.start()

@@ -145,7 +145,8 @@ def run(subjects, **keywords):
     (``validator.options()`` lists them with their defaults and help): ``filters``
     (``--filter``), ``exclude``, ``requirements`` (globs, a string or a list), ``timeout``
     (seconds per case), ``load_timeout`` (seconds to import and probe a package in a worker,
-    apart from case time), ``isolate`` (``"worker"``, ``"case"`` or ``"none"``), ``strict``,
+    apart from case time), ``isolate`` (``"worker"``, ``"case"`` or ``"none"``), ``jobs``
+    (cases at once, in lanes; 0: one per core), ``strict``,
     ``baseline`` (expected results: matching failures become xfail), ``deterministic``,
     ``exitfirst``; report paths ``json``, ``html``, ``junit``, ``summary_md``,
     ``write_baseline`` are written as well when given.

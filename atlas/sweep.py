@@ -173,15 +173,13 @@ class DiskBudget:
 
 
 def make_venv(line, cache, base, disk):
-    venv, info = make_venv_once(line, cache, base, disk)
-    disk.use(venv)
-    return venv, info
-
-
-def make_venv_once(line, cache, base, disk):
+    """The line's venv (made if need be) and its info; the venv counts as in use (disk.use) from
+    before the atlas lock is let go, so that no other release's sweep can evict it meanwhile."""
     budget = disk.budget
     if line["requirements"][0].startswith("script:"):
-        return script_venv(line)
+        venv, info = script_venv(line)
+        disk.use(venv)
+        return venv, info
     disk.wait_for_room()
     atlas = os.path.join(cache, "atlas")
     os.makedirs(atlas, exist_ok=True)
@@ -194,6 +192,7 @@ def make_venv_once(line, cache, base, disk):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(stamp):
             os.utime(stamp)  # recently used
+            disk.use(venv)
             return venv, json.load(open(stamp))
         # the disk budget: the least recently used other venvs go first
         others = []
@@ -229,6 +228,7 @@ def make_venv_once(line, cache, base, disk):
         with open(stamp + ".part", "w") as f:
             json.dump(info, f)
         os.replace(stamp + ".part", stamp)
+        disk.use(venv)
         return venv, info
 
 

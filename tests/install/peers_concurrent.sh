@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/install/peers_concurrent.sh: two runs of scripts/peers.sh started at once on one empty
 # cache (a tiny requirements file, so the venv is made in seconds) must both succeed and name the
-# same venv, which must work after being filled beside its name and renamed into place; a
-# half-made venv left by a killed run is cleaned up, never used.
+# same venv, which must work; half-made venvs left by killed runs (one without its stamp, and one
+# of the older fill-beside-and-rename policy, .part-PID) are cleaned up, never used.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 T="$(mktemp -d)"

@@ -45,8 +45,11 @@ class DLManagedTensorVersioned(ctypes.Structure):
 READ_ONLY, IS_COPIED = 1, 2
 
 _api = ctypes.pythonapi
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+# PyCapsule_New through a prototype of our own: ctypes.pythonapi's function objects are shared by
+# every module in the process, and some libraries set their argtypes (Warp: a destructor type that
+# refuses None), which would break this helper once such a library is imported or exports.
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", _api))
 _api.PyCapsule_GetName.restype = ctypes.c_char_p
 _api.PyCapsule_GetName.argtypes = [ctypes.py_object]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -92,8 +95,8 @@ class Producer:
         else:
             self._m = DLManagedTensor(t, None, deleter)
         self.device = device
-        self.capsule = _api.PyCapsule_New(ctypes.addressof(self._m),
-                                          b"dltensor_versioned" if versioned else b"dltensor", None)
+        self.capsule = _capsule_new(ctypes.addressof(self._m),
+                                    b"dltensor_versioned" if versioned else b"dltensor", None)
 
     def _count(self, _):
         self.deleter_calls += 1

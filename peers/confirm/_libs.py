@@ -44,4 +44,23 @@ def lib(name):
     if name == "dpnp":  # run with the oneAPI peer's interpreter (scripts/oneapi.sh: python-oneapi)
         dpnp = importlib.import_module("dpnp")
         return dpnp.asarray, dpnp.from_dlpack
+    if name == "warp":
+        wp = importlib.import_module("warp")
+        wp.config.quiet = True  # the init greeting (older releases; newer ones: log_level)
+        if hasattr(wp, "LOG_WARNING"):
+            wp.config.log_level = wp.LOG_WARNING
+        wp.init()
+        return (lambda a: wp.array(a, device="cpu")), wp.from_dlpack
+    if name == "onnxruntime":
+        ort = importlib.import_module("onnxruntime")
+        C = importlib.import_module("onnxruntime.capi._pybind_state")
+
+        def make(a):  # a tensor ORT allocates, holding a's elements
+            v = ort.OrtValue.ortvalue_from_shape_and_type(a.shape, a.dtype.type, "cpu", 0)
+            v.update_inplace(np.ascontiguousarray(a))
+            return v if hasattr(v, "__dlpack__") else v._ortvalue  # before 1.26 only the native one exports
+        if hasattr(ort.OrtValue, "from_dlpack"):  # 1.26 and later
+            return make, ort.OrtValue.from_dlpack
+        # 1.21 to 1.25: the native from_dlpack takes a capsule (and an is_bool_tensor flag)
+        return make, (lambda obj, **kw: C.OrtValue.from_dlpack(obj.__dlpack__(), False))
     raise SystemExit(f"unknown library {name}")

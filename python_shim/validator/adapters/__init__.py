@@ -39,6 +39,10 @@ BUILTIN = {
     "tensorflow": "validator.adapters.tensorflow_adapter",
     "mlx": "validator.adapters.mlx_adapter",
     "dpnp": "validator.adapters.dpnp_adapter",
+    "mindspore": "validator.adapters.mindspore_adapter",
+    "mxnet": "validator.adapters.mxnet_adapter",
+    "warp": "validator.adapters.warp_adapter",
+    "onnxruntime": "validator.adapters.onnxruntime_adapter",
 }
 
 

@@ -2,15 +2,15 @@
 """atlas/page.py: the DLPack atlas, one static HTML page (and its JSON) from a merged
 sweep record (atlas/sweep.py run, or `dlpack-validate report merge` of the shards' sweeps).
 
-  atlas/page.py SWEEP.json --html atlas.html [--json atlas.json]
-                      [--baselines baselines/peers] [--repro DIR] [--title T]
+  atlas/page.py SWEEP.json --html atlas.html [--json atlas.json] [--manifest sweep-manifest.json]
+                      [--previous OLD_SWEEP_OR_ATLAS.json] [--baselines baselines/peers] [--repro DIR] [--title T]
 
 Rows are requirements grouped by area; columns are libraries. A cell shows the library's
 releases oldest to newest as small squares (holds, warn, broken, not tested), since which
 release the rule holds without a break up to the newest, the release that broke it if one
 did after an earlier release held it, and links to the confirming script of a baseline
 entry (baselines/peers/<library>.json `confirmed_by`) and to reproducers (--repro DIR) for
-the cases behind a break. A pair view follows: producer × consumer per dtype class.
+the cases behind a break. A pair view follows: producer library × consumer library per dtype class.
 
 A release's verdict on a requirement is the worst of its own results that cite it: fail,
 crash, timeout or xfail make it broken (an error, the validator unable to judge, counts as not tested); else a warn makes it warn; else a pass makes it
@@ -87,7 +87,7 @@ def read_findings(path, out_dir):
     return out
 
 
-def build(rec, baselines_dir, repro_dir, out_dir, findings=()):
+def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
     subjects = rec["subjects"]
     who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
     libraries = {}
@@ -209,22 +209,53 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=()):
         p, c = subjects[r["subject"]]["name"], subjects[r["peer"]]["name"]
         cell = pairs.setdefault(cls, {}).setdefault(p, {}).setdefault(c, {})
         cell[r["status"]] = cell.get(r["status"], 0) + 1
+    sweep, missing = {}, []
+    for m in (manifest or {}).get("lines", []):
+        if m.get("not_installable"):
+            missing.append({"library": m["subject"], "release": m["release"], "why": m["not_installable"]})
+    for m in (manifest or {}).get("lines", []):
+        if "record" in m:
+            sweep[f"{m['subject']} {m['release']}"] = {k: m[k] for k in ("validator_commit", "stale_cases", "from_store")
+                                                        if k in m}
+    info = {k: (manifest or {}).get(k) for k in ("wall_s", "disk_gib")}
     return {"schema": "dlpack-validate/atlas", "schema_version": 1,
             "libraries": libraries, "headline": headline, "requirements": rows, "untested": untested, "pairs": pairs,
             "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects],
-            "findings": list(findings)}
+            "findings": list(findings), "not_installed": missing, "sweep": info, "releases_swept": sweep}
+
+
+def changes(prev, atlas):
+    """What the atlas says that the previous one did not: per (library, release, requirement),
+    newly broken (held or warned before), newly fixed (broken before), newly tested (untested or
+    absent before; counted per release), releases added and removed."""
+    old = {(lib, rel, row["id"]): st for row in prev["requirements"] for lib, c in row["cells"].items()
+           for rel, st in c["releases"].items()}
+    broken, fixed, tested = [], [], {}
+    for row in atlas["requirements"]:
+        for lib, c in row["cells"].items():
+            for rel, st in c["releases"].items():
+                was = old.get((lib, rel, row["id"]), "untested")
+                if st == "broken" and was in ("holds", "warn"):
+                    broken.append({"library": lib, "release": rel, "requirement": row["id"], "was": was})
+                elif was == "broken" and st in ("holds", "warn"):
+                    fixed.append({"library": lib, "release": rel, "requirement": row["id"], "now": st})
+                elif was == "untested" and st != "untested":
+                    tested[f"{lib} {rel}"] = tested.get(f"{lib} {rel}", 0) + 1
+    rels = lambda a: {f"{lib} {r}" for lib, rs in a["libraries"].items() for r in rs}  # noqa: E731
+    return {"newly_broken": broken, "newly_fixed": fixed, "newly_tested": tested,
+            "releases_added": sorted(rels(atlas) - rels(prev)), "releases_removed": sorted(rels(prev) - rels(atlas))}
 
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1rem 1.5rem;color:#1a1a1a;background:#fff}
-h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.5rem 0 .4rem}
+h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.5rem 0 .4rem}h3{font-size:1rem;margin:1rem 0 .3rem}
 p.lead{margin:.2rem 0 .8rem;color:#333;max-width:70rem}
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 th{background:#f0f0f0;position:sticky;top:0;cursor:pointer;text-align:left}
 tr.area td{background:#e8eef7;font-weight:600}
 td.req{white-space:nowrap}td.sum{max-width:26rem;color:#333}
-.sq{display:inline-block;width:9px;height:9px;margin-right:1px;border:1px solid #777}
-.holds{background:#2e8b57}.warn{background:#e0a800}.broken{background:#c62828}.untested{background:#fff}
+.sq,.sh,.sw,.sb,.su{display:inline-block;width:9px;height:9px;margin-right:1px;border:1px solid #777}
+.holds,.sh{background:#2e8b57}.warn,.sw{background:#e0a800}.broken,.sb{background:#c62828}.untested,.su{background:#fff}
 .now-broken{color:#b00020;font-weight:600}.now-warn{color:#8a6100}.since{color:#1e6b3c}
 .brk{color:#b00020}.unc{color:#666}.legend span{margin-right:1rem}
 #filter{padding:4px 8px;width:24rem;margin:.4rem 0}
@@ -234,7 +265,11 @@ td.pc{text-align:center;min-width:5rem}.p0{background:#e6f4ea}.p1{background:#fd
 
 JS = """
 (function(){
-var f=document.getElementById('filter');
+var f=document.getElementById('filter'),l=document.getElementById('lib');
+if(l){l.addEventListener('change',function(){var hs=[].slice.call(document.querySelectorAll('#atlas thead th'));
+var k=-1;hs.forEach(function(th,i){if(i>2&&th.firstChild.textContent===l.value)k=i;});
+document.querySelectorAll('#atlas thead tr, #atlas tbody tr.req').forEach(function(tr){
+[].forEach.call(tr.cells,function(td,i){if(i>2)td.style.display=(k<0||i===k)?'':'none';});});});}
 if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase();
 document.querySelectorAll('#atlas tbody tr.req').forEach(function(tr){
 tr.style.display=tr.textContent.toLowerCase().indexOf(q)<0?'none':'';});});}
@@ -269,6 +304,35 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                    f"{': ' + e(', '.join(h['broken_now'][:8])) if h['broken_now'] else ''}</td>"
                    f"<td>{len(h['warn_now'])}</td><td>{e(broke) or '–'}</td></tr>")
     out.append("</tbody></table>")
+    ch = atlas.get("changes")
+    if ch:
+        def items(xs, key):
+            return ", ".join(f"{x['library']} {x['release']} {x['requirement']} ({x[key]} before)" if key == "was" else
+                             f"{x['library']} {x['release']} {x['requirement']} ({x[key]} now)" for x in xs[:40]) + \
+                (f" and {len(xs) - 40} more" if len(xs) > 40 else "")
+        by_release = sorted(ch["newly_tested"].items(), key=lambda kv: (split_name(kv[0])[0], version_key(split_name(kv[0])[1])))
+        tested = ", ".join(f"{r} ({n})" for r, n in by_release[:60]) + (" ..." if len(by_release) > 60 else "")
+        out.append(f"<h2 id=changes>What changed since the last sweep</h2><ul class=lead>"
+                   f"<li><b>Newly broken</b> ({len(ch['newly_broken'])}): {e(items(ch['newly_broken'], 'was')) or 'none'}</li>"
+                   f"<li><b>Newly fixed</b> ({len(ch['newly_fixed'])}): {e(items(ch['newly_fixed'], 'now')) or 'none'}</li>"
+                   f"<li><b>Newly tested</b> (requirements per release, {sum(ch['newly_tested'].values())} in all): "
+                   f"{e(tested) or 'none'}</li>"
+                   f"<li>Releases added ({len(ch['releases_added'])}): {e(', '.join(ch['releases_added'])) or 'none'}; "
+                   f"removed: {e(', '.join(ch['releases_removed'])) or 'none'}</li></ul>")
+    if atlas.get("not_installed"):
+        out.append("<p class=lead><b>Listed but not in the atlas</b> (cannot be installed or loaded here): " +
+                   "; ".join(f"{e(m['library'])} {e(m['release'])}: {e(m['why'][:160])}" for m in atlas["not_installed"])
+                   + "</p>")
+    builds = {}
+    for name, info in (atlas.get("releases_swept") or {}).items():
+        c = (info.get("validator_commit") or "?")[:10]
+        b = builds.setdefault(c, [0, 0])
+        b[0] += 1
+        b[1] += info.get("stale_cases", 0)
+    if builds:
+        out.append("<p class=lead>Swept with validator build(s): " + "; ".join(
+            f"{e(c)} ({n} releases{f', {st} of their case results older than the newest build' if st else ''})"
+            for c, (n, st) in sorted(builds.items(), key=lambda kv: -kv[1][0])) + "</p>")
     if atlas.get("findings"):
         out.append("<p class=lead><b>Confirmed history findings</b> (each shown by a script that imports only the "
                    "library): " + "; ".join(f"<a href='{e(f['script'])}'>{e(f['library'])} {e(f['requirement'])}</a>: "
@@ -279,7 +343,9 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     out.append("<p class=legend><span><i class='sq holds'></i> holds</span><span><i class='sq warn'></i> warn (a "
                "SHOULD not honoured)</span><span><i class='sq broken'></i> broken (a MUST, or a crash)</span>"
                "<span><i class='sq untested'></i> not tested (skipped: the library lacks the feature)</span></p>")
-    out.append("<input id=filter type=search placeholder='filter rows: id, area, text, release' aria-label=filter>")
+    out.append("<input id=filter type=search placeholder='filter rows: id, area, text, release' aria-label=filter> "
+               "<select id=lib aria-label='one library'><option value=''>every library</option>" +
+               "".join(f"<option>{e(lib)}</option>" for lib in libs) + "</select>")
     out.append("<table id=atlas class=sortable><thead><tr><th>requirement</th><th>level</th><th>text</th>")
     for lib, rels in libs.items():
         out.append(f"<th title='{e(', '.join(rels))}'>{e(lib)}<br><small>{e(rels[0])}–{e(rels[-1])}</small></th>")
@@ -289,7 +355,7 @@ def render(atlas, title, req_doc="docs/requirements.md"):
         if row["area"] != area:
             area = row["area"]
             out.append(f"<tr class=area><td colspan={3 + len(libs)}>{e(area.replace('_', ' '))}</td></tr>")
-        out.append(f"<tr class=req><td class=req><a href='{e(req_doc)}#{e(row['id'].lower())}'>{e(row['id'])}"
+        out.append(f"<tr class=req id='r-{e(row['id'])}'><td class=req><a href='{e(req_doc)}#{e(row['id'].lower())}'>{e(row['id'])}"
                    f"</a></td><td>{e(row['level'])}</td><td class=sum>{e(row['summary'].replace('`', '')[:150])}</td>")
         for lib in libs:
             c = row["cells"].get(lib)
@@ -297,8 +363,9 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                 out.append("<td data-k=9></td>")
                 continue
             rank = {"broken": 0, "warn": 1, "holds": 2}.get(c["now"], 3)
-            squares = "".join(f"<i class='sq {st}' title='{e(lib)} {e(rel)}: {st}'></i>"
-                              for rel, st in c["releases"].items())
+            # one square per release, oldest first; its tooltip names the release (the colour says
+            # the verdict): short markup, as the page holds rows x releases of them
+            squares = "".join(f"<i class=s{st[0]} title={e(rel)}></i>" for rel, st in c["releases"].items())
             parts = [squares]
             if c["now"] == "holds" and c["since"]:
                 parts.append(f"<span class=since>since {e(c['since'])}</span>")
@@ -318,24 +385,42 @@ def render(atlas, title, req_doc="docs/requirements.md"):
             out.append(f"<td data-k={rank} title='{e(tip)}'>{'<br>'.join(parts)}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
+    # The pair view, one table per dtype class: producer library x consumer library, each cell
+    # summed over the releases swept (the release pairs with a bad result in its tooltip; every
+    # release pair is in the JSON's "pairs").
+    if atlas["pairs"]:
+        out.append("<h2 id=pairs>Pairs</h2><p class=lead>Producer library (rows) to consumer library (columns), "
+                   "per dtype class: results that pass out of those run (skips left out), summed over the releases "
+                   "of each side; a cell with a bad result (fail, crash, timeout) names the release pairs in its "
+                   "tooltip.</p>")
     for cls, producers in sorted(atlas["pairs"].items()):
-        consumers = sorted({c for row in producers.values() for c in row})
-        out.append(f"<h2>Pairs: {e(cls)}</h2><table><thead><tr><th>producer \\ consumer</th>")
+        table = {}
+        for p, row in producers.items():
+            for c, cell in row.items():
+                agg = table.setdefault(split_name(p)[0], {}).setdefault(split_name(c)[0], {"n": {}, "bad": []})
+                for st, n in cell.items():
+                    agg["n"][st] = agg["n"].get(st, 0) + n
+                if any(st in BAD for st in cell):
+                    agg["bad"].append(f"{p} -> {c}")
+        consumers = sorted({c for row in table.values() for c in row})
+        out.append(f"<h3>{e(cls)}</h3><table><thead><tr><th>producer \\ consumer</th>")
         out += [f"<th>{e(c)}</th>" for c in consumers]
         out.append("</tr></thead><tbody>")
-        for p in sorted(producers):
+        for p in sorted(table):
             out.append(f"<tr><td>{e(p)}</td>")
             for c in consumers:
-                cell = producers[p].get(c)
-                if not cell:
+                agg = table[p].get(c)
+                if not agg:
                     out.append("<td></td>")
                     continue
+                cell = agg["n"]
                 bad = sum(n for st, n in cell.items() if st in BAD)
                 tested = sum(n for st, n in cell.items() if st != "skip")
                 ok = sum(n for st, n in cell.items() if st in ("pass", "xpass"))
                 txt = f"{ok}/{tested}" if tested else "skip"
-                out.append(f"<td class='pc p{1 if bad else 0}' title='{e(json.dumps(cell))}'>{txt}"
-                           f"{f' <b>{bad} bad</b>' if bad else ''}</td>")
+                tip = "; ".join(agg["bad"][:12]) + (f"; and {len(agg['bad']) - 12} more" if len(agg["bad"]) > 12 else "")
+                title = f" title='{e(tip)}'" if tip else ""
+                out.append(f"<td class='pc p{1 if bad else 0}'{title}>{txt}{f' <b>{bad} bad</b>' if bad else ''}</td>")
             out.append("</tr>")
         out.append("</tbody></table>")
     out.append(f"<script>{JS}</script></body></html>")
@@ -351,6 +436,10 @@ def main():
     ap.add_argument("--repro", help="the reproducers' folder (atlas/sweep.py run --repro: OUT/repro)")
     ap.add_argument("--findings", default=os.path.join(REPO_ROOT, "atlas", "findings.tsv"),
                     help="confirmed history findings, each with its script (default atlas/findings.tsv)")
+    ap.add_argument("--manifest", action="append", help="the sweep's sweep-manifest.json: releases not installable (listed with "
+                                       "the reason), the validator build and stale cases per release (repeatable: the shards' manifests)")
+    ap.add_argument("--previous", help="the previous sweep's merged record, or its atlas JSON: the page says what "
+                                       "changed since (newly broken, newly fixed, newly tested)")
     ap.add_argument("--title", default="The DLPack atlas")
     ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
                                                  "docs/requirements.md, relative to the page)")
@@ -362,7 +451,32 @@ def main():
         sys.stderr.write(f"atlas/page.py: error: {a.sweep} is not a dlpack-validate run record\n")
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
-    atlas = build(rec, a.baselines, a.repro, out_dir, read_findings(a.findings, out_dir))
+    manifest = None
+    for path in a.manifest or []:  # shards' manifests: their lines together
+        try:
+            part = json.load(open(path))
+        except (OSError, ValueError) as ex:
+            sys.stderr.write(f"atlas/page.py: error: --manifest {path}: {ex}\n")
+            return 2
+        if manifest is None:
+            manifest = part
+        else:
+            manifest = dict(manifest, lines=manifest["lines"] + part.get("lines", []),
+                            wall_s=max(manifest.get("wall_s") or 0, part.get("wall_s") or 0))
+    findings = read_findings(a.findings, out_dir)
+    atlas = build(rec, a.baselines, a.repro, out_dir, findings, manifest)
+    if a.previous:
+        try:
+            prev = json.load(open(a.previous))
+        except (OSError, ValueError) as ex:
+            sys.stderr.write(f"atlas/page.py: error: --previous {a.previous}: {ex}\n")
+            return 2
+        if prev.get("schema") == "dlpack-validate/run":
+            prev = build(prev, None, None, out_dir, findings)
+        if prev.get("schema") != "dlpack-validate/atlas":
+            sys.stderr.write(f"atlas/page.py: error: --previous {a.previous} is neither a run record nor an atlas JSON\n")
+            return 2
+        atlas["changes"] = changes(prev, atlas)
     req_doc = a.requirements_doc or os.path.relpath(os.path.join(REPO_ROOT, "docs", "requirements.md"), out_dir)
     page = render(atlas, a.title, req_doc)
     with open(a.html, "w", encoding="utf-8") as f:
@@ -371,7 +485,12 @@ def main():
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(atlas, f, indent=1)
     print(f"atlas/page.py: {a.html}: {len(page.encode()) / 1024:.0f} KiB, {len(atlas['libraries'])} libraries, "
-          f"{len(atlas['requirements'])} requirements")
+          f"{sum(len(r) for r in atlas['libraries'].values())} releases, {len(atlas['requirements'])} requirements")
+    ch = atlas.get("changes")
+    if ch:
+        print(f"atlas/page.py: since {a.previous}: {len(ch['newly_broken'])} newly broken, {len(ch['newly_fixed'])} "
+              f"newly fixed, {sum(ch['newly_tested'].values())} newly tested (requirement, release), "
+              f"{len(ch['releases_added'])} releases added, {len(ch['releases_removed'])} removed")
     return 0
 
 

@@ -82,8 +82,9 @@ def path_of(name, text, base):
     return os.path.join(root(), f"{name}-{key}")
 
 
-def du(*paths):
-    """Bytes used by the files under `paths`, each inode once (hard links are shared disk)."""
+def du(*paths, max_links=None):
+    """Bytes used by the files under `paths`, each inode once (hard links are shared disk); with
+    max_links, only the files with at most that many links."""
     seen, total = set(), 0
     for top in paths:
         for dirpath, _, files in os.walk(top):
@@ -92,7 +93,7 @@ def du(*paths):
                     st = os.lstat(os.path.join(dirpath, f))
                 except OSError:
                     continue
-                if (st.st_dev, st.st_ino) not in seen:
+                if (st.st_dev, st.st_ino) not in seen and (max_links is None or st.st_nlink <= max_links):
                     seen.add((st.st_dev, st.st_ino))
                     total += st.st_blocks * 512
     return total

@@ -9,7 +9,12 @@ VER-03 holds everywhere (since 1.0); CAP-01 breaks in 2.0 (broken now, broke in 
 is skipped everywhere (not tested: no cell). A pair result otherlib -> fakelib 2.0 fails and is
 charged to the consumer. Checked: atlas.json's cells, the pair view, the HTML's size (under
 1 MB), a screenshot of the first screen that is not blank, and, over the DevTools protocol,
-that the filter hides rows and a header click sorts them.
+that the filter hides rows and a header click sorts them, and that the library menu shows one
+library's column. With a previous sweep (--previous: CAP-01 held in fakelib 2.0, and otherlib
+3.0 was not swept) the page says what changed: CAP-01 newly broken in fakelib 2.0, otherlib 3.0
+added; with the sweep's manifest (--manifest) a release that could not be installed is listed
+with its reason. The checked-in page's first screen is timed (first contentful paint, printed,
+never judged: tests do not fail on timing).
 Exits 77 when no Chromium is installed."""
 import json
 import os
@@ -58,8 +63,15 @@ def main():
     findings = work / "findings.tsv"
     (work / "confirm").mkdir(exist_ok=True)
     findings.write_text("# made up\nfakelib\tDEL-02\tconfirm/fakelib_del02.py\tfakelib 1.1 calls the deleter twice\n")
+    prev = dict(rec, subjects=subjects[:3], results=[dict(r, status="pass") if r["id"] == "producer.capsule.name" else r
+                                                     for r in R if r["subject"] != 3 and r.get("peer") is None])
+    (work / "previous.json").write_text(json.dumps(prev))
+    (work / "manifest.json").write_text(json.dumps({"wall_s": 1.0, "lines": [
+        {"subject": "fakelib", "release": "2.0", "record": "fakelib-2.0.json", "validator_commit": "abc"},
+        {"subject": "ghostlib", "release": "0.1", "not_installable": "no wheel for this interpreter"}]}))
     p = subprocess.run([sys.executable, str(ROOT / "atlas" / "page.py"), str(sweep), "--html", str(page),
-                        "--json", str(data), "--baselines", str(work / "none"), "--findings", str(findings)],
+                        "--json", str(data), "--baselines", str(work / "none"), "--findings", str(findings),
+                        "--previous", str(work / "previous.json"), "--manifest", str(work / "manifest.json")],
                        capture_output=True, text=True)
     if p.returncode != 0:
         browser.fail(f"atlas/page.py: exit {p.returncode}: {p.stderr}")
@@ -84,6 +96,15 @@ def main():
     pair = atlas["pairs"].get("bool", {}).get("otherlib 3.0", {}).get("fakelib 2.0")
     if pair != {"fail": 1}:
         browser.fail(f"pair view bool otherlib -> fakelib 2.0: {pair}")
+    ch = atlas.get("changes", {})
+    # CAP-01 held in the previous sweep; LAYOUT-01 is broken by the pair with otherlib, new in this one
+    if ch.get("newly_broken") != [{"library": "fakelib", "release": "2.0", "requirement": q, "was": "holds"}
+                                  for q in ("CAP-01", "LAYOUT-01")] \
+            or ch.get("newly_fixed") or ch.get("releases_added") != ["otherlib 3.0"]:
+        browser.fail(f"what changed since the previous sweep: {ch}")
+    if atlas.get("not_installed") != [{"library": "ghostlib", "release": "0.1", "why": "no wheel for this interpreter"}] \
+            or "ghostlib 0.1: no wheel for this interpreter" not in page.read_text():
+        browser.fail(f"the release that could not be installed is not listed: {atlas.get('not_installed')}")
     # the repository's confirmed findings: every script named exists and compiles
     import py_compile
     for line in (ROOT / "atlas" / "findings.tsv").read_text().splitlines():
@@ -133,8 +154,21 @@ def main():
         again = ev("(function(){document.querySelector('#atlas th').click();"
                    "return document.querySelector('#atlas tbody tr.req td').textContent;})()")
         head = ev("document.querySelector('table.head') ? document.querySelector('table.head').getBoundingClientRect().top : -1")
-        return before, after, first, again, head
-    before, after, first, again, head = browser.devtools(binary, page.as_uri(), str(work), [], work_fn)
+        shown = ev("(function(){var l=document.getElementById('lib');l.value='otherlib';l.dispatchEvent(new Event('change'));"
+                   "return [...document.querySelectorAll('#atlas thead th')].filter(t => t.style.display !== 'none')"
+                   ".map(t => t.firstChild.textContent).slice(3).join(',');})()")
+        return before, after, first, again, head, shown
+    before, after, first, again, head, shown = browser.devtools(binary, page.as_uri(), str(work), [], work_fn)
+    if shown != "otherlib":
+        browser.fail(f"the library menu set to otherlib shows the columns {shown!r}")
+    paint = None
+    if site.exists():
+        def paint_fn(call, session):
+            expr = ("new Promise(r => setTimeout(() => { var p = performance.getEntriesByName('first-contentful-paint')[0];"
+                    " r(p ? Math.round(p.startTime) : -1); }, 300))")
+            return call("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True},
+                        session=session)["result"].get("value")
+        paint = browser.devtools(binary, site.as_uri(), str(work), [], paint_fn)
     if before != 4 or after != 1:
         browser.fail(f"filter 'DEL-02': {before} rows before, {after} after (expected 4 and 1)")
     if (first, again) != ("CAP-01", "VER-03"):
@@ -142,7 +176,8 @@ def main():
     if not 0 <= head < 800:
         browser.fail(f"the per-library summary is not on the first screen (top at {head})")
     print(f"ok: atlas page {size} bytes; history cells as expected; screenshot {shot.stat().st_size} bytes; "
-          f"filter {before} -> {after} rows; sort {first} / {again}")
+          f"filter {before} -> {after} rows; sort {first} / {again}; library menu: {shown}"
+          + (f"; site/atlas/index.html ({site.stat().st_size} bytes): first contentful paint {paint} ms" if paint else ""))
     return 0
 
 

@@ -2,6 +2,9 @@
 """atlas/tests/check_sweep.py (CTest atlas.sweep_shards): a small release sweep (small.tsv: two
 NumPy releases and array-api-strict), run whole and in two shards; the shards' merged records
 (`dlpack-validate report merge`) must hold the whole sweep's verdicts, result for result.
+Then the store (incremental sweeps): the whole sweep again takes every release from the store
+(no case runs) with the same verdicts; with one case's stored fingerprint changed, that case
+alone runs again, and the verdicts are still the same.
 Exit 77 (skipped) when a release cannot be installed (no PyPI and nothing cached)."""
 import argparse
 import json
@@ -26,8 +29,9 @@ def main():
     if a.partner_python:
         atlas += ["--partners", "torch", "--partner-python", a.partner_python]
 
-    def sweep(out, *extra):
-        p = subprocess.run(atlas + ["--out", out, *extra], capture_output=True, text=True)
+    def sweep(out, *extra, store="store-whole"):
+        p = subprocess.run(atlas + ["--out", out, "--store", os.path.join(a.work, store), *extra], capture_output=True,
+                           text=True)
         sys.stdout.write(p.stderr)
         if p.returncode != 0:
             sys.exit(f"atlas.py run {' '.join(extra)}: exit {p.returncode}")
@@ -39,8 +43,11 @@ def main():
             sys.exit(77)
         return m
 
+    import shutil
+    for d in ("store-whole", "store-shards"):  # each test starts with an empty store
+        shutil.rmtree(os.path.join(a.work, d), ignore_errors=True)
     whole = sweep(os.path.join(a.work, "whole"))
-    parts = [sweep(os.path.join(a.work, f"shard{k}"), "--shard", f"{k}/2") for k in (1, 2)]
+    parts = [sweep(os.path.join(a.work, f"shard{k}"), "--shard", f"{k}/2", store="store-shards") for k in (1, 2)]
     merged = os.path.join(a.work, "merged.json")
     p = subprocess.run([a.cli, "report", "merge", *(os.path.join(a.work, f"shard{k}", "sweep.json") for k in (1, 2)),
                         "-o", merged, "-q"], capture_output=True, text=True)
@@ -73,6 +80,28 @@ def main():
     for line in whole["lines"]:
         print(f"  {line['subject']} {line['release']}: venv {line.get('size_mib')} MiB, install {line.get('install_s')} s "
               f"(cached after the first sweep), run {line.get('run_s')} s")
+    # The store: nothing changed, nothing runs; one case changed, it alone runs.
+    again = sweep(os.path.join(a.work, "again"))
+    if not all(l.get("from_store") for l in again["lines"]):
+        problems.append(f"a release ran again with nothing changed: {[l for l in again['lines'] if not l.get('from_store')]}")
+    if keyed(json.load(open(os.path.join(a.work, "again", "sweep.json")))) != k1:
+        problems.append("the sweep from the store has other verdicts than the sweep it stored")
+    store = os.path.join(a.work, "store-whole")
+    numpy = [d for d in os.listdir(store) if d.startswith("numpy-2.4.6-")][0]
+    fps_path = os.path.join(store, numpy, "run.fp.json")
+    fps = json.load(open(fps_path))
+    case = sorted(fps)[0]
+    fps[case] = "changed"
+    json.dump(fps, open(fps_path, "w"))
+    one_case = sweep(os.path.join(a.work, "one-case"))
+    ran = {f"{l['subject']} {l['release']}": l.get("ran") if not l.get("from_store") else "store" for l in one_case["lines"]}
+    if ran != {"numpy 1.26.4": "store", "numpy 2.4.6": "1 case(s) changed since the stored sweep",
+               "array_api_strict 2.6.1": "store"}:
+        problems.append(f"with {case}'s fingerprint changed, expected it alone to run on numpy 2.4.6: {ran}")
+    if keyed(json.load(open(os.path.join(a.work, "one-case", "sweep.json")))) != k1:
+        problems.append(f"the sweep that re-ran {case} has other verdicts")
+    print(f"from the store: {sum(bool(l.get('from_store')) for l in again['lines'])} of {len(again['lines'])} releases, "
+          f"{again['wall_s']} s (the first sweep {whole['wall_s']} s); one case changed: {ran}, {one_case['wall_s']} s")
     if problems:
         print("\n".join("FAIL: " + x for x in problems))
         return 1

@@ -23,9 +23,13 @@ class Adapter(L.NumpyBacked):
         return tvm_ffi.from_dlpack(a)
 
     def _to_numpy(self, array):
+        device = array.__dlpack_device__()
+        if device[0] != 1:  # imported from another device (dpnp's kDLOneAPI): NumPy reads host memory only
+            raise NotImplementedError(f"the tvm_ffi adapter reads CPU tensors back through NumPy; this one is on "
+                                      f"device {tuple(device)}")
         try:
             return np.from_dlpack(array)
-        except (BufferError, RuntimeError, TypeError) as e:  # a dtype NumPy cannot hold
+        except (BufferError, RuntimeError, TypeError, ValueError) as e:  # a dtype NumPy cannot hold
             raise NotImplementedError(f"NumPy cannot read back a tvm_ffi tensor of dtype {array.dtype}: {e}") from e
 
     def from_dlpack(self, obj, **kwargs):

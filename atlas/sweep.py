@@ -213,11 +213,13 @@ class DiskBudget:
             gain += venvs.du(path, max_links=2)
             shutil.rmtree(path, ignore_errors=True)
             print(f"atlas: disk budget: removed {os.path.basename(path)}", file=sys.stderr)
-        if os.path.isdir(self.uv_cache):
+        cleaned = os.path.isdir(self.uv_cache)
+        if cleaned:
             subprocess.run([venvs.uv_path(quiet=True), "cache", "clean", "-q"], env=dict(os.environ, UV_CACHE_DIR=self.uv_cache),
                            capture_output=True)
         now = self.used()
-        print(f"atlas: disk budget: {used / 2**30:.1f} GiB -> {now / 2**30:.1f} GiB (uv's cache emptied)", file=sys.stderr)
+        note = " (uv's cache emptied)" if cleaned else ""
+        print(f"atlas: disk budget: {used / 2**30:.1f} GiB -> {now / 2**30:.1f} GiB{note}", file=sys.stderr)
 
 
 def make_venv(line, disk):

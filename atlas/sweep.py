@@ -444,7 +444,7 @@ def sweep_line(i, line, n, a, disk, partners, jobs, state):
         m = re.fullmatch(r"pairs-(\w+)\.json", f)
         if m and m.group(1) not in mine and m.group(1) != line["subject"]:
             mine.append(m.group(1))
-    jobs_todo = []  # (what, fps, store record path, store fps path, out record path, command tail)
+    jobs_todo = []  # (what, fingerprints, stored record, stored fingerprints, output record, partner or None)
     alone_fps = state["alone_fps"]
     jobs_todo.append(("alone", alone_fps, os.path.join(sdir, "run.json"), os.path.join(sdir, "run.fp.json"),
                       os.path.join(a.out, f"{stem}.json"), None))

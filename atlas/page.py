@@ -325,7 +325,8 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                    + "</p>")
     builds = {}
     for name, info in (atlas.get("releases_swept") or {}).items():
-        c = (info.get("validator_commit") or "?")[:10]
+        full = info.get("validator_commit") or "?"
+        c = full[:10] + (" (with uncommitted changes)" if full.endswith("-dirty") else "")
         b = builds.setdefault(c, [0, 0])
         b[0] += 1
         b[1] += info.get("stale_cases", 0)

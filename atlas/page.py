@@ -213,8 +213,7 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
     for m in (manifest or {}).get("lines", []):
         if m.get("not_installable"):
             missing.append({"library": m["subject"], "release": m["release"], "why": m["not_installable"]})
-    for m in (manifest or {}).get("lines", []):
-        if "record" in m:
+        elif "record" in m:
             sweep[f"{m['subject']} {m['release']}"] = {k: m[k] for k in ("validator_commit", "stale_cases", "from_store")
                                                         if k in m}
     info = {k: (manifest or {}).get(k) for k in ("wall_s", "disk_gib")}
@@ -306,9 +305,9 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     out.append("</tbody></table>")
     ch = atlas.get("changes")
     if ch:
-        def items(xs, key):
-            return ", ".join(f"{x['library']} {x['release']} {x['requirement']} ({x[key]} before)" if key == "was" else
-                             f"{x['library']} {x['release']} {x['requirement']} ({x[key]} now)" for x in xs[:40]) + \
+        def items(xs, when):  # when: "was" (its verdict before) or "now" (its verdict now)
+            word = "before" if when == "was" else "now"
+            return ", ".join(f"{x['library']} {x['release']} {x['requirement']} ({x[when]} {word})" for x in xs[:40]) + \
                 (f" and {len(xs) - 40} more" if len(xs) > 40 else "")
         by_release = sorted(ch["newly_tested"].items(), key=lambda kv: (split_name(kv[0])[0], version_key(split_name(kv[0])[1])))
         tested = ", ".join(f"{r} ({n})" for r, n in by_release[:60]) + (" ..." if len(by_release) > 60 else "")

@@ -46,6 +46,7 @@ was run, whatever the verdicts (the sweep is a survey, not a gate), 2 on bad inp
 validator itself failed on a line (exit 2 or 3).
 """
 import argparse
+import ast
 import concurrent.futures
 import fcntl
 import hashlib
@@ -149,8 +150,7 @@ class DiskBudget:
         self.budget = budget
         self.atlas = os.path.join(cache, "atlas")
         self.uv_cache = os.path.join(cache, "uv")
-        self.in_use = {}  # venv path -> size in bytes
-        self.held = {}  # venv path -> its in-use file, locked shared
+        self.in_use = {}  # venv path -> its in-use file, locked shared
         self.cv = threading.Condition()
 
     def used(self):
@@ -167,13 +167,11 @@ class DiskBudget:
             held = open(os.path.join(venv, ".dlpv-in-use"), "a")
             fcntl.flock(held, fcntl.LOCK_SH)
             with self.cv:
-                self.in_use[venv] = venvs.du(venv)
-                self.held[venv] = held
+                self.in_use[venv] = held
 
     def release(self, venv):
         with self.cv:
-            self.in_use.pop(venv, None)
-            held = self.held.pop(venv, None)
+            held = self.in_use.pop(venv, None)
             if held:
                 held.close()
             self.cv.notify_all()
@@ -305,6 +303,9 @@ class Sources:
             cols = row.split("\t")
             if len(cols) >= 3 and cols[0] == "case":
                 self.manifest.setdefault(cols[1], []).append(cols[2])
+        # subject -> its built-in adapter's module (the adapters' BUILTIN map, as of this tree)
+        self.adapter_modules = dict(re.findall(r'"(\w+)": "validator\.adapters\.(\w+)"',
+                                               self.text("python_shim/validator/adapters/__init__.py")))
 
     def text(self, path):
         if path not in self.files:
@@ -325,7 +326,7 @@ class Sources:
     def adapter(self, subject):
         """The code of the subject's adapter (and of the NumPy-backed base it builds on), less
         comments and docstrings: a reworded comment re-runs nothing."""
-        module = ADAPTER_MODULES.get(subject)
+        module = self.adapter_modules.get(subject)
         if not module:
             return ""
         text = self.text(f"python_shim/validator/adapters/{module}.py")
@@ -335,7 +336,6 @@ class Sources:
 
 def code_digest(text):
     """A Python file's code: its syntax tree without docstrings (comments are not in it)."""
-    import ast
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -346,15 +346,6 @@ def code_digest(text):
                 and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
     return sha(ast.dump(tree))
-
-
-ADAPTER_MODULES = {}  # subject -> adapter module file name (read from the adapters' BUILTIN map)
-
-
-def read_adapter_modules(sources):
-    text = sources.text("python_shim/validator/adapters/__init__.py")
-    for name, module in re.findall(r'"(\w+)": "validator\.adapters\.(\w+)"', text):
-        ADAPTER_MODULES[name] = module
 
 
 def declarations(a, base, pairs):
@@ -398,7 +389,6 @@ def without(record_path, ids, out_path):
     """The record at record_path less the results of `ids`, written to out_path; how many kept."""
     rec = load(record_path)
     rec["results"] = [r for r in rec["results"] if r["id"] not in ids]
-    rec["pair_matrix"] = [c for c in rec.get("pair_matrix", []) if c.get("case", c.get("id")) not in ids]
     save(out_path, rec)
     return len(rec["results"])
 
@@ -444,20 +434,19 @@ def sweep_line(i, line, n, a, disk, partners, jobs, state):
         m = re.fullmatch(r"pairs-(\w+)\.json", f)
         if m and m.group(1) not in mine and m.group(1) != line["subject"]:
             mine.append(m.group(1))
-    jobs_todo = []  # (what, fingerprints, stored record, stored fingerprints, output record, partner or None)
-    alone_fps = state["alone_fps"]
-    jobs_todo.append(("alone", alone_fps, os.path.join(sdir, "run.json"), os.path.join(sdir, "run.fp.json"),
+    jobs_todo = []  # (fingerprints, stored record, stored fingerprints, output record, partner or None)
+    jobs_todo.append((state["alone_fps"], os.path.join(sdir, "run.json"), os.path.join(sdir, "run.fp.json"),
                       os.path.join(a.out, f"{stem}.json"), None))
     for partner in mine:
         salt = partner_key(a, partner, state["sources"])
         fps = {k: v + salt for k, v in state["pair_fps"].items()}
-        jobs_todo.append((partner, fps, os.path.join(sdir, f"pairs-{partner}.json"),
+        jobs_todo.append((fps, os.path.join(sdir, f"pairs-{partner}.json"),
                           os.path.join(sdir, f"pairs-{partner}.fp.json"), os.path.join(a.out, f"{stem}.pairs-{partner}.json"),
                           partner))
     plans = []
     stale = 0
     entry_refused = {}
-    for what, fps, srec, sfp, out, partner in jobs_todo:
+    for fps, srec, sfp, out, partner in jobs_todo:
         refused = partner and load(srec + ".refused-" + partner_key(a, partner, state["sources"]))
         if refused:  # the partner cannot be imported beside this release: a fact of the two venvs, kept
             entry_refused[partner] = refused
@@ -470,7 +459,7 @@ def sweep_line(i, line, n, a, disk, partners, jobs, state):
             stale += len(ids)
             ids, everything = [], False
             fps = load(sfp, {})
-        plans.append((what, fps, srec, sfp, out, partner, ids, everything))
+        plans.append((fps, srec, sfp, out, partner, ids, everything))
     entry = dict(load(os.path.join(sdir, "line.json"), {}), subject=line["subject"], release=line["release"])
     entry.pop("not_installable", None)
     entry.pop("stale_cases", None)
@@ -491,7 +480,7 @@ def sweep_line(i, line, n, a, disk, partners, jobs, state):
         env = run_env(line, venv, env)
     entry["pairs"] = {p: dict(r, stored=True) for p, r in entry_refused.items()}
     py = None
-    for what, fps, srec, sfp, out, partner, ids, everything in plans:
+    for fps, srec, sfp, out, partner, ids, everything in plans:
         name = "alone" if partner is None else f"with {partner}"
         if not ids:  # all from the store
             kept = without(srec, set(load(sfp, {})) - set(fps), out)
@@ -576,7 +565,6 @@ def seed(a, lines, partners, state, decls):
     sweep-manifest.json), with the fingerprints its cases had at that commit, so that the next
     sweep re-runs only what changed since."""
     old = Sources(a.commit)
-    read_adapter_modules(old)
     manifest = {(m["subject"], m["release"]): m for m in load(os.path.join(a.seed_from, "sweep-manifest.json"),
                                                               {"lines": []})["lines"]}
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", a.commit], capture_output=True, text=True).stdout.strip()
@@ -663,7 +651,6 @@ def main():
     a.store = a.store or os.path.join(cache, "atlas-store")
     base = os.environ.get("DLPV_PYTHON", "/usr/bin/python3")
     sources = Sources()
-    read_adapter_modules(sources)
     alone, pairs = declarations(a, base, False), declarations(a, base, True)
     commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=40"], capture_output=True,
                             text=True).stdout.strip()

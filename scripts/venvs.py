@@ -77,8 +77,9 @@ def file_requirements(text):
     return [l.split("#")[0].strip() for l in text.splitlines() if l.split("#")[0].strip()]
 
 
-def path_of(name, text, base):
-    key = hashlib.sha256((text + base_version(base)).encode()).hexdigest()[:12]
+def path_of(name, text, version):
+    """<cache>/NAME-<key>: the key a hash of what is installed and of the interpreter's version."""
+    key = hashlib.sha256((text + version).encode()).hexdigest()[:12]
     return os.path.join(root(), f"{name}-{key}")
 
 
@@ -140,7 +141,8 @@ def ensure(name, requirements=None, requirements_file=None, base=None, installer
     base = base or os.environ.get("DLPV_PYTHON") or DEFAULT_BASE
     text = spec_text(requirements, requirements_file)
     reqs = file_requirements(text) if requirements_file else list(requirements)
-    venv = path_of(name, key_text or text, base)
+    version = base_version(base)
+    venv = path_of(name, key_text or text, version)
     stamp_path = os.path.join(venv, stamp)
 
     def ready():
@@ -178,7 +180,7 @@ def ensure(name, requirements=None, requirements_file=None, base=None, installer
             raise NotInstallable(last_line(p))
         freeze = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "freeze", "--all"],
                                 capture_output=True, text=True).stdout.split()
-        info = {"requirements": reqs, "python": base_version(base).split()[0], "installer": used,
+        info = {"requirements": reqs, "python": version.split()[0], "installer": used,
                 "install_s": took, "size_mib": round(du(venv) / 2**20), "installed": freeze}
         with open(stamp_path + ".part", "w") as f:
             json.dump(info, f, indent=1)
@@ -221,7 +223,7 @@ def main():
         print(uv_path())
     elif a.command == "path":
         base = a.base or os.environ.get("DLPV_PYTHON") or DEFAULT_BASE
-        print(path_of(a.name, spec_text(a.req or None, a.requirements), base))
+        print(path_of(a.name, spec_text(a.req or None, a.requirements), base_version(base)))
     else:
         if bool(a.requirements) == bool(a.req):
             print("venv: error: give --requirements FILE or --req PKG==V (not both)", file=sys.stderr)

@@ -10,7 +10,9 @@ them). Every round must end with:
 - the supervisor alive: exit 0 or 1, a complete record;
 - exactly one result per planned case (none missing, none twice, nothing "not run"), unless
   this process hit both the first worker and the second one the supervisor starts when the
-  first cannot load ("the subject crashes at load" is then the right reading), or hit each of
+  first cannot load ("the subject crashes at load" is then the right reading), or made the
+  first worker forge a line or close its pipes while loading ("the subject breaks the worker
+  protocol at load", reported at once: only the worker writes into its pipes), or hit each of
   the last N workers when the supervisor stops after N fresh workers in a row died before
   finishing a case: such a round is reported, not judged on its missing cases;
 - no false pass: a case passes only if it passes in the clean run, and otherwise ends with
@@ -92,7 +94,7 @@ def chaos(proc, rng, hits, peak, min_ms, max_ms, young_s, order, hit_pids):
         try:
             os.kill(w, sig)
             hits[name] = hits.get(name, 0) + 1
-            hit_pids.add(w)
+            hit_pids.setdefault(w, []).append(name)
             if sig == signal.SIGSTOP:
                 stopped.add(w)
         except ProcessLookupError:
@@ -147,7 +149,7 @@ def main():
             os.remove(path)
         # One lane (-j 1): the excuses below read the workers in the order they were started,
         # which is one lane's order (e2e.jobs covers crashes and hangs across lanes).
-        hits, peak, order, hit_pids = {}, [0], [], set()
+        hits, peak, order, hit_pids = {}, [0], [], {}
         t0 = time.monotonic()
         proc = subprocess.Popen([args.validator, "-q", "--json", path, "--timeout", str(args.timeout),
                                  "--load-timeout", "5", "--isolate", isolate, "-j", "1"] + filters + args.subject,
@@ -193,17 +195,25 @@ def main():
         # that the subject crashes at load. When this process hit both of those workers, that
         # conclusion is the right one (it is what a library that dies at load looks like), not
         # a fault of the supervisor: the round is reported and not judged.
+        # A line forged into the pipes (or the pipes closed) by the last worker, while it loads,
+        # is the subject itself breaking the protocol at load, which the supervisor reports
+        # at once (nothing from outside the worker writes into its pipes): reported, not judged.
         # Likewise when it gives up after N fresh workers in a row died before finishing a case
         # ("the subject ends its own process") and this process hit the last N workers it saw.
         reason = (record or {}).get("not_run") and (record["not_run"][0].get("reason") or "") or ""
         fruitless = re.search(r"(\d+) fresh workers in a row died", reason)
         load_excuse = " at load " in reason and len(order) >= 2 and order[0] in hit_pids and order[1] in hit_pids
+        protocol_excuse = "breaks the worker protocol at load" in reason and len(order) >= 1 and \
+            any(a in ("forge", "close_pipes") for a in hit_pids.get(order[-1], []))
         run_excuse = bool(fruitless) and len(order) >= int(fruitless.group(1)) and \
             all(w in hit_pids for w in order[-int(fruitless.group(1)):])
-        excused = load_excuse or run_excuse
+        excused = load_excuse or protocol_excuse or run_excuse
         if excused:
             print(f"round {n}: " + ("both of the first two workers were hit while loading; the supervisor rightly "
                                     "reported a subject that dies at load" if load_excuse else
+                                    "the worker loading the subjects was made to write into (or close) its pipes; the "
+                                    "supervisor rightly reported a subject that breaks the protocol at load"
+                                    if protocol_excuse else
                                     f"the last {fruitless.group(1)} workers were all hit before they finished a case; "
                                     "the supervisor rightly stopped the run") + " (round not judged)")
             bad = [b for b in bad if not b.startswith(("results for ", "not run: "))]

@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -28,6 +29,47 @@ std::string self_exe() {
   if (n <= 0) throw std::runtime_error("cannot resolve /proc/self/exe");
   buf[n] = 0;
   return buf;
+}
+
+/// A word for a shell command line: quoted when it holds anything but plain characters.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                        std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// How to run this program again from the current directory: argv[0] as typed when it leads
+/// here from this directory (a path, or a name the shell finds on PATH), else the absolute
+/// path of this executable (argv[0] set by whoever started it, a PATH that changed, ...).
+std::string invocation(const char* argv0) {
+  std::string self;
+  try {
+    self = self_exe();
+  } catch (const std::exception&) {
+    return shell_word(argv0 ? argv0 : "dlpack-validate");
+  }
+  auto same = [&](const std::string& path) {
+    char buf[PATH_MAX];
+    return realpath(path.c_str(), buf) && self == buf && access(path.c_str(), X_OK) == 0;
+  };
+  const std::string typed = argv0 ? argv0 : "";
+  if (typed.find('/') != std::string::npos) return shell_word(same(typed) ? typed : self);
+  if (!typed.empty()) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "";
+    for (std::size_t start = 0; start <= dirs.size();) {
+      std::size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string dir = dirs.substr(start, end - start);
+      const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + typed;
+      if (access(candidate.c_str(), X_OK) == 0) return shell_word(same(candidate) ? typed : self);
+      start = end + 1;
+    }
+  }
+  return shell_word(self);
 }
 
 /// The options of the table on `main` (and bench-only ones on `bench`): flags into `flags`,
@@ -134,6 +176,7 @@ int run_cli(int argc, char** argv) {
   }
   cfg.subjects = subjects;
   cfg.command_line.assign(argv, argv + argc);
+  cfg.invocation = invocation(argv[0]);
   if (*report || *diff) {
     try {
       if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new);

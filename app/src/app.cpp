@@ -363,6 +363,7 @@ int run_app(const AppConfig& cfg) {
   opt.subject_kind = cfg.kind;
   RecordOptions ro;
   ro.command_line = cfg.command_line;
+  ro.invocation = cfg.invocation;
   ro.filters = cfg.filters;
   ro.excludes = cfg.excludes;
   ro.requirements = cfg.requirements;

@@ -77,6 +77,7 @@ ordered_json run_bench(const AppConfig& cfg) {
 
   RecordOptions ro;
   ro.command_line = cfg.command_line;
+  ro.invocation = cfg.invocation;
   ro.timeout_s = cfg.timeout_s;
   ro.isolation = in_process ? Isolation::none : Isolation::worker;
   ro.strict = cfg.strict;

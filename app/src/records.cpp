@@ -203,6 +203,7 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   out["complete"] = complete;
   out["deterministic"] = deterministic;
   out["command_line"] = cfg.command_line;
+  out.erase("invocation");  // the merge's command line re-runs no case
   out["started_at"] = deterministic || started.empty() ? ordered_json() : ordered_json(started);
   out["duration_s"] = deterministic ? 0.0 : duration;
   if (out.contains("options") && out["options"].is_object()) out["options"].erase("shard");

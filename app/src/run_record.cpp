@@ -91,6 +91,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   rec["deterministic"] = opt.deterministic;
   rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}, {"requirements_doc", DLPV_REQUIREMENTS_DOC}};
   rec["command_line"] = opt.command_line;
+  if (!opt.invocation.empty()) rec["invocation"] = opt.invocation;
   rec["started_at"] = opt.deterministic ? ordered_json() : ordered_json(run.started_at);
   rec["duration_s"] = opt.deterministic ? 0.0 : run.duration_s;
   rec["environment"] = environment(opt.deterministic);

@@ -106,8 +106,8 @@ py::list option_table() {
 // The whole run: options -> select -> preflight -> supervise workers -> record -> summary ->
 // exit code. `opts`: "values" (option name -> list of texts, checked here against the table),
 // "naming" ("flags" or "keywords": how a bad value's message names it), "command" ("run",
-// "bench", "report"), "record" (report), "subjects", "command_line", "worker_command",
-// "preflight".
+// "bench", "report"), "record" (report), "subjects", "command_line", "invocation" (the shell
+// command that runs the tool again from here), "worker_command", "preflight".
 int run(const py::dict& opts) {
   const char* prog = "python -m validator";
   options::Values values;
@@ -124,6 +124,7 @@ int run(const py::dict& opts) {
   const std::string command = opts.contains("command") ? opts["command"].cast<std::string>() : "run";
   cfg.subjects = strings(opts, "subjects");
   cfg.command_line = strings(opts, "command_line");
+  if (opts.contains("invocation")) cfg.invocation = opts["invocation"].cast<std::string>();
   cfg.worker_command = strings(opts, "worker_command");
   cfg.kind = "python";
   cfg.loader = load_python_subject;

@@ -32,6 +32,36 @@ class InternalError(RuntimeError):
     """The validator itself failed (exit code 3)."""
 
 
+def _invocation():
+    """The shell command that runs this package again from the current directory, for the
+    reports' "run one case again" lines (the record's ``invocation``): this interpreter
+    (``sys.executable``) with ``-P`` where it has it (3.11+: the current directory is not put
+    first on sys.path, where a checkout's own ``validator/`` folder, the C++ CLI's sources, would
+    hide this package), and ``PYTHONPATH`` as absolute paths: this package's parent unless it
+    was installed (site-packages), then what PYTHONPATH already held (where the packages under
+    test may come from). Call it before PYTHONPATH is changed for the workers."""
+    import shlex
+    import site
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = set()
+    try:
+        installed.update(os.path.realpath(p) for p in site.getsitepackages())
+    except AttributeError:  # a virtualenv's old site.py
+        pass
+    if site.ENABLE_USER_SITE:
+        installed.add(os.path.realpath(site.getusersitepackages()))
+    path = [] if os.path.realpath(here) in installed else [here]
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and os.path.abspath(p) not in path:
+            path.append(os.path.abspath(p))
+    words = [shlex.quote(sys.executable or "python3")]
+    if sys.version_info >= (3, 11):
+        words.append("-P")
+    words += ["-m", "validator"]
+    env = ["PYTHONPATH=" + shlex.quote(os.pathsep.join(path))] if path else []
+    return " ".join(env + words)
+
+
 def _strings(name, value):
     if value is None:
         return []
@@ -203,6 +233,7 @@ def run(subjects, **keywords):
             "naming": "keywords",
             "subjects": subjects,
             "command_line": [PROG] + argv,
+            "invocation": _invocation(),
             "worker_command": [sys.executable, "-m", "validator"],
             "preflight": adapters.preflight,
         }

@@ -109,6 +109,7 @@ def main(argv=None):
     else:
         args = _report_parser().parse_args(argv[1:])
     from . import _dlpack_validate, adapters
+    from .api import _invocation
     if getattr(args, "version", False):
         print(f"dlpack-validate {_dlpack_validate.tool_version} (python -m validator)")
         return 0
@@ -125,6 +126,8 @@ def main(argv=None):
         "subjects": list(getattr(args, "packages", [])) + list(getattr(args, "adapter", [])),
         "record": getattr(args, "record", None),
         "command_line": [PROG] + argv,
+        # How to run this again from here (before PYTHONPATH is changed for the workers below).
+        "invocation": _invocation(),
         # The supervisor appends --internal-worker and the subjects: a fresh interpreter
         # per worker, never a fork of this one.
         "worker_command": [sys.executable, "-m", "validator"],

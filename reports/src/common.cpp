@@ -375,6 +375,12 @@ std::string html_text_with_code(const std::string& markdown) {
 std::string rerun_command(const json& run, const json& result) {
   const json& argv = member(run, "command_line");
   if (!argv.is_array() || argv.empty()) return {};
+  // A merged record's command line is the merge's (report merge A.json B.json): it runs no case.
+  if (argv.size() > 1 && text_of(argv[1]) == "report") return {};
+  // The program: the record's invocation (the shell command that runs the same tool from the
+  // directory the run started in: the interpreter with -P and PYTHONPATH for python -m
+  // validator), else, in records made before it, the first word as the front end wrote it.
+  const std::string program = text(run, "invocation");
   // Options that take a value and are dropped (reports, baselines, selection).
   static const std::vector<std::string> valued = {"--json", "--html", "--junit", "--summary-md",
                                                   "--write-baseline", "--baseline", "--xfails-file",
@@ -393,8 +399,7 @@ std::string rerun_command(const json& run, const json& result) {
       }
     }
     if (drop) continue;
-    // The first word is the program as the user typed it ("python -m validator").
-    out += (out.empty() ? "" : " ") + (i == 0 ? a : shell_word(a));
+    out += (out.empty() ? "" : " ") + (i > 0 ? shell_word(a) : program.empty() ? a : program);
   }
   return out + " --filter " + shell_word(text(result, "id"));
 }

@@ -127,9 +127,10 @@ std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample = 3);
 /// pair results that found nothing (pass, skip, xpass).
 std::string charge_text(const json& run, const json& result);
 
-/// The command that runs just this result's case again: the run's command line without its
-/// report, baseline and selection options, with `--filter ID` (empty when the record has no
-/// command line). Pair cases keep every subject, so the pair runs again.
+/// The command that runs just this result's case again, typed in the directory the run started
+/// in: the record's `invocation` (the program), then the run's command line without its
+/// program, report, baseline and selection options, with `--filter ID` (empty when the record
+/// has no command line, or is a merge's). Pair cases keep every subject, so the pair runs again.
 std::string rerun_command(const json& run, const json& result);
 
 /// The next steps for a run's findings, one line each ("" when there is nothing to act on):

@@ -17,6 +17,34 @@ def run(args):
     return subprocess.run(RUN + args, capture_output=True, text=True, errors="replace")
 
 
+def check_rerun(workdir):
+    """The "run one case again" command, typed as printed in the repository checkout (whose own
+    validator/ folder, the C++ CLI's sources, is not the package) with no PYTHONPATH of the
+    shell's, runs that one case; the HTML report prints the same command."""
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    html = os.path.join(workdir, "rerun.html")
+    p = subprocess.run(RUN + ["fakearray.variants:no_destructor", "--filter", "python.capsule.*", "--html", html],
+                       capture_output=True, text=True, errors="replace", cwd=checkout)
+    step = next((l for l in p.stdout.splitlines() if "run one case again" in l), "")
+    again = step.split(": ", 1)[1] if ": " in step else ""
+    if p.returncode != 1 or not again:
+        return [f"rerun: exit {p.returncode}, no re-run command in {p.stdout[-400:]!r}"]
+    problems = []
+    import html as _html
+    if _html.escape(again, quote=False) not in open(html, encoding="utf-8").read():
+        problems.append(f"rerun: the HTML report does not print {again!r}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    q = subprocess.run(["sh", "-c", again + " --json -"], capture_output=True, text=True, errors="replace",
+                       cwd=checkout, env=env)
+    try:
+        ids = [r["id"] for r in json.loads(q.stdout)["results"]]
+    except ValueError:
+        return problems + [f"rerun: {again!r} from {checkout}: exit {q.returncode}, {q.stderr[-400:]!r}"]
+    if q.returncode != 1 or ids != [again.rsplit(" ", 1)[1]]:
+        problems.append(f"rerun: {again!r} ran {ids} (exit {q.returncode})")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True)
@@ -92,6 +120,7 @@ def main():
     p = run(["--timeout", "abc", OK])
     if p.returncode != 2 or "abc" not in p.stderr:
         problems.append(f"--timeout abc: exit {p.returncode} {p.stderr!r}")
+    problems += check_rerun(a.workdir)
     for x in problems:
         print("PROBLEM:", x)
     print(f"{len(problems)} problem(s)")

@@ -49,6 +49,10 @@ struct AppConfig {
   bool verbose = false;  ///< every skip reason in the text summary
   bool list = false;
   std::vector<std::string> command_line;
+  /// The program as a shell command that runs this same tool again from the directory the run
+  /// started in ("/abs/dlpack-validate", "PYTHONPATH=/abs /usr/bin/python3 -P -m validator"),
+  /// shell-quoted; the record's `invocation`, which the reports' re-run commands start with.
+  std::string invocation;
   std::vector<std::string> worker_command;
   SubjectLoader loader;
   /// Cheap check of a subject spec in the supervisor (nothing loaded): "" or the reason.

@@ -15,6 +15,7 @@ inline constexpr const char* kToolVersion = "0.1.0";
 
 struct RecordOptions {
   std::vector<std::string> command_line;
+  std::string invocation;  ///< written as the record's `invocation` when not empty
   std::vector<std::string> filters;
   std::vector<std::string> excludes;      ///< shown in the record only when given
   std::vector<std::string> requirements;  ///< shown in the record only when given

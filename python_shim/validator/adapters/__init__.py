@@ -21,8 +21,12 @@ express (ERR-01). ``unavailable: str``: why the package cannot be exercised here
 consumer computes on for ``device`` (e.g. ``torch.cuda.current_stream(i).cuda_stream``), for
 STRM-07; it raises when there is none (no such device here).
 
-``resolve(spec)`` turns a package name or ``MODULE:ATTR`` into an adapter; ``preflight``
-checks a spec without importing the package (the supervisor never imports it).
+``notes``: a list of strings the report shows among the subject's notes.
+
+``resolve(spec)`` turns a package name, ``MODULE:ATTR`` or ``generic:PKG`` into an adapter (a
+package with no adapter of its own falls back to the Array API adapter, else to generic mode:
+``generic.py``); ``preflight`` checks a spec without importing the package (the supervisor never
+imports it).
 """
 import importlib
 import importlib.util
@@ -50,7 +54,13 @@ class LoadError(Exception):
     """The subject cannot be loaded: bad input (exit code 2)."""
 
 
+# ``generic:PKG``: PKG in generic mode (adapters/generic.py) even when it has a built-in adapter.
+GENERIC = "generic:"
+
+
 def _split(spec):
+    if spec.startswith(GENERIC):
+        return spec[len(GENERIC):], ""
     module, _, attr = spec.partition(":")
     return module, attr
 
@@ -72,7 +82,9 @@ def preflight(spec):
                 f"tested with the dlpack-validate command (dlpack-validate {spec}); python -m "
                 f"validator takes package names (numpy, torch) or MODULE:ATTR")
     module, attr = _split(spec)
-    if not module or (":" in spec and not attr):
+    if spec.startswith(GENERIC) and (not module or ":" in module):
+        return f"'{spec}' names no package: generic mode is generic:PKG (e.g. generic:warp)"
+    if not module or (":" in spec and not attr and not spec.startswith(GENERIC)):
         return f"'{spec}' is neither a package name nor MODULE:ATTR"
     try:
         found = importlib.util.find_spec(module)
@@ -95,9 +107,33 @@ def _instantiate(obj):
     return obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "make")) else obj
 
 
+def _import(module):
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001 - any import failure is bad input
+        raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
+
+
+def _generic(mod, spec, forced):
+    """Generic mode for ``mod`` (adapters/generic.py), or the LoadError saying what is missing."""
+    from . import generic
+    fn, looked = generic.consumer_of(mod)
+    name = mod.__name__
+    if fn is None:
+        if forced:
+            raise LoadError(f"'{name}' has no from_dlpack for generic mode (looked for {looked}): generic mode "
+                            f"makes its arrays with it; pass --adapter MODULE:ATTR (docs/adapters.md)")
+        raise LoadError(f"'{name}' has no built-in adapter, is not an Array API namespace (needs from_dlpack, "
+                        f"asarray, reshape) and has no from_dlpack for generic mode (looked for {looked}): "
+                        f"nothing to make its arrays with; pass --adapter MODULE:ATTR (docs/adapters.md)")
+    return _check(generic.Adapter(mod, forced_over=BUILTIN.get(name) if forced else None), spec)
+
+
 def resolve(spec):
     """The adapter for ``spec`` (runs in worker processes only)."""
     module, attr = _split(spec)
+    if spec.startswith(GENERIC):
+        return _generic(_import(module), spec, forced=True)
     if attr:
         try:
             mod = importlib.import_module(module)
@@ -114,15 +150,11 @@ def resolve(spec):
         except Exception as e:  # noqa: BLE001
             raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
         return _check(importlib.import_module(BUILTIN[module]).Adapter(), spec)
-    try:
-        mod = importlib.import_module(module)
-    except Exception as e:  # noqa: BLE001
-        raise LoadError(f"cannot import '{module}': {type(e).__name__}: {e}") from e
+    mod = _import(module)
     if all(hasattr(mod, f) for f in ("from_dlpack", "asarray", "reshape")):
         from .array_api import Adapter
         return _check(Adapter(mod), spec)
-    raise LoadError(f"'{module}' has no built-in adapter and is not an Array API namespace "
-                    f"(needs from_dlpack, asarray, reshape); pass --adapter MODULE:ATTR")
+    return _generic(mod, spec, forced=False)
 
 
 def _check(adapter, spec):

@@ -79,6 +79,15 @@ PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
   info_.path = adapters.attr("origin")(adapter_, spec_).cast<std::string>();
   info_.name = fmt::format("{} {}", py::str(adapter_.attr("name")).cast<std::string>(),
                            py::str(adapter_.attr("version")).cast<std::string>());
+  // What the adapter says about itself (optional `notes`, a list of strings): the generic
+  // adapter names there what it cannot do that an adapter of the package's own would.
+  if (py::hasattr(adapter_, "notes")) {
+    try {
+      for (auto n : py::iter(adapter_.attr("notes"))) info_.notes.push_back(py::str(n).cast<std::string>());
+    } catch (py::error_already_set& e) {
+      info_.notes.push_back("adapter.notes is not a list of strings: " + describe(e));
+    }
+  }
   probe();
 }
 

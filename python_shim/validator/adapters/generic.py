@@ -1,0 +1,637 @@
+"""Generic mode: a package without an adapter, driven through its own ``from_dlpack``.
+
+Used by ``resolve()`` for a module that has no built-in adapter and is not an Array API
+namespace, and for any module named as ``generic:PKG`` (docs/adapters.md, "No adapter: the
+generic mode"). It needs only a consumer entry point: ``PKG.from_dlpack``, else a
+``from_dlpack`` class or static method of a class the module exposes (``onnxruntime.OrtValue``).
+
+- Arrays: ``make`` builds the reference pattern in a source the validator controls (a NumPy
+  array from ``_numpy_layouts`` for the standard dtypes when NumPy is importable, else this
+  module's ``Source``: a malloc'd DLPack tensor behind a capsule) and returns the package's
+  import of it, ``from_dlpack(source)``. A source the package refuses (a dtype, a layout) is a
+  NotImplementedError quoting the package's message: a skip, not a failure. A layout other than
+  ``contiguous`` counts only where the array's own export shows the source's strides.
+- Read-back: ``to_bytes`` is the validator's own inspector (``inspect_export``): it calls the
+  array's ``__dlpack__`` (legacy first, then ``max_version=(1, 3)``), reads the DLTensor the
+  capsule holds with ctypes, copies the elements out by shape, strides and byte_offset into
+  row-major bytes, and consumes the capsule as a consumer must (renamed ``used_...``, deleter
+  called once).
+- dtypes: those ``from_dlpack`` accepts, probed once per dtype; devices: the CPU only;
+  ``is_writable``: None (nothing tells); name: the module's name; version: its ``__version__``,
+  else its distribution's version.
+- ``notes``: what the report says about this mode, including what an adapter would add.
+"""
+import ctypes
+import inspect
+import itertools
+import math
+
+from .._dlpack_validate import pattern_bytes
+
+# ---- DLPack structs (DLPack 1.x, the layouts of include/dlpack_validate/plugin.h) ----------
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+READ_ONLY, IS_COPIED, IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
+KDLCPU = 1
+# Host-readable device types: kDLCPU, kDLCUDAHost, kDLROCMHost (pinned host memory).
+_HOST = {1, 3, 11}
+_OWN_VERSION = (1, 3)
+
+
+def _py(name, restype, *argtypes):
+    """A C-API function through a prototype of our own: ctypes.pythonapi's function objects are
+    shared by the whole process, and a library may set their argtypes (Warp does). PYFUNCTYPE
+    keeps the GIL held and raises a Python error the call set."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_name = _py("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_pointer = _py("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_capsule_set_name = _py("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_new = _py("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+# In a capsule destructor the capsule is dying: only its address is passed around.
+_dying_name = _py("PyCapsule_GetName", ctypes.c_void_p, ctypes.c_void_p)
+_dying_pointer = _py("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_DELETER = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)  # called with the GIL held: safe either way
+
+# Capsule names live as long as the process (PyCapsule_SetName keeps the pointer, not a copy).
+_NAMES = {n: ctypes.create_string_buffer(n) for n in
+          (b"dltensor", b"dltensor_versioned", b"used_dltensor", b"used_dltensor_versioned")}
+
+
+def _addr(name):
+    return ctypes.addressof(_NAMES[name])
+
+
+def _describe(e):
+    return f"{type(e).__name__}: {e}"
+
+
+# ---- the inspector: reading an array through its own export ------------------------------
+
+class Export:
+    """One export of ``array`` (``array.__dlpack__()``, else with ``max_version=(1, 3)``), its
+    DLTensor readable as ``tensor`` until ``close()`` consumes the capsule: renamed
+    ``used_dltensor[_versioned]`` and its deleter called once. A versioned tensor of another
+    major is left unconsumed (its capsule's destructor frees it)."""
+
+    def __init__(self, array):
+        if not hasattr(array, "__dlpack__"):
+            raise NotImplementedError(f"{type(array).__qualname__} has no __dlpack__: the validator's inspector "
+                                      "reads arrays through their own export")
+        try:
+            cap = array.__dlpack__()
+        except Exception as first:  # noqa: BLE001 - a versioned-only producer refuses this
+            try:
+                cap = array.__dlpack__(max_version=_OWN_VERSION)
+            except Exception as second:  # noqa: BLE001
+                raise NotImplementedError(
+                    f"the validator's inspector reads arrays through their own __dlpack__, which raised "
+                    f"{_describe(first)} (and with max_version=(1, 3): {_describe(second)})") from None
+        if type(cap).__name__ != "PyCapsule":
+            raise NotImplementedError(f"__dlpack__() returned a {type(cap).__name__}, not a capsule")
+        name = _capsule_name(cap)
+        if name not in (b"dltensor", b"dltensor_versioned"):
+            raise NotImplementedError(f"__dlpack__() returned a capsule named {name!r}")
+        ptr = _capsule_pointer(cap, name)
+        if not ptr:
+            raise NotImplementedError(f"the {name.decode()} capsule holds NULL")
+        self.capsule, self.name, self.pointer = cap, name, ptr
+        self.versioned = name == b"dltensor_versioned"
+        if self.versioned:
+            m = DLManagedTensorVersioned.from_address(ptr)
+            if m.major != 1:
+                self.capsule = None  # not ours to read or consume: its destructor frees it
+                raise NotImplementedError(f"the export is stamped DLPack {m.major}.{m.minor}, not 1.x")
+            self.flags, self.version = m.flags, (m.major, m.minor)
+        else:
+            m = DLManagedTensor.from_address(ptr)
+            self.flags, self.version = 0, None
+        self.managed = m
+        self.tensor = t = m.dl_tensor
+        odd = _implausible(t)
+        if odd:
+            # Not a DLTensor of this kind: a struct under the other kind's name (a versioned
+            # one named 'dltensor'). Reading it, or calling what sits where the deleter would
+            # be, could crash: left to its capsule's destructor.
+            self.capsule = None
+            raise NotImplementedError(f"the {name.decode()} capsule's struct does not read as one ({odd}): a "
+                                      "capsule name that does not match its struct?")
+
+    def close(self):
+        cap, self.capsule = self.capsule, None
+        if cap is None:
+            return
+        used = b"used_dltensor_versioned" if self.versioned else b"used_dltensor"
+        _capsule_set_name(cap, _addr(used))
+        if self.managed.deleter:
+            _DELETER(self.managed.deleter)(self.pointer)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- what the tensor says -------------------------------------------------------------
+    def shape(self):
+        t = self.tensor
+        if t.ndim < 0 or t.ndim > 64 or (t.ndim and not t.shape):
+            raise ValueError(f"the exported tensor has ndim {t.ndim} and shape pointer {t.shape}")
+        return tuple(ctypes.cast(t.shape, ctypes.POINTER(ctypes.c_int64))[i] for i in range(t.ndim))
+
+    def strides(self):
+        """Strides in elements; compact row-major ones when the pointer is NULL (legacy)."""
+        t, shape = self.tensor, self.shape()
+        if t.ndim and t.strides:
+            return tuple(ctypes.cast(t.strides, ctypes.POINTER(ctypes.c_int64))[i] for i in range(t.ndim))
+        return compact_strides(shape)
+
+    def dtype(self):
+        return (self.tensor.code, self.tensor.bits, self.tensor.lanes)
+
+    def to_bytes(self):
+        """The elements, row-major compact (sub-byte types packed little bit-endian)."""
+        t = self.tensor
+        shape, strides = self.shape(), self.strides()
+        if t.device_type not in _HOST:
+            raise NotImplementedError(f"the export is on device ({t.device_type}, {t.device_id}): the validator's "
+                                      "inspector reads host memory only")
+        if t.lanes != 1:
+            raise NotImplementedError(f"the export has {t.lanes} lanes per element")
+        if any(s < 0 for s in shape):
+            raise ValueError(f"the exported tensor has shape {shape}")
+        n = math.prod(shape)
+        if n == 0:
+            return b""
+        if not t.data:
+            raise ValueError(f"the exported tensor of {n} elements has data == NULL")
+        base = t.data + t.byte_offset
+        if t.bits % 8 == 0 and t.bits:
+            return gather(base, shape, strides, t.bits // 8)
+        if self.flags & IS_SUBBYTE_TYPE_PADDED:  # one element per byte: pack them as DLPack does
+            return pack_bits(gather(base, shape, strides, 1), t.bits)
+        if not is_compact(shape, strides):
+            raise NotImplementedError(f"a packed {t.bits}-bit export with strides {strides} (not compact)")
+        return ctypes.string_at(base, (n * t.bits + 7) // 8)
+
+
+_DEVICE_TYPES = {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}  # DLPack 1.3's DLDeviceType
+
+
+def _implausible(t):
+    """Why a DLTensor's fields cannot be a real tensor's, or ''."""
+    if not 0 <= t.ndim <= 64:
+        return f"ndim {t.ndim}"
+    if t.ndim and not t.shape:
+        return f"ndim {t.ndim} with a NULL shape"
+    if t.device_type not in _DEVICE_TYPES:
+        return f"device type {t.device_type}"
+    if t.lanes == 0 or t.bits == 0:
+        return f"dtype ({t.code}, {t.bits}, {t.lanes})"
+    return ""
+
+
+def inspect_export(array):
+    """``array``'s elements read through its own export (row-major compact bytes)."""
+    with Export(array) as e:
+        return e.to_bytes()
+
+
+def compact_strides(shape):
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= s
+    return tuple(reversed(out))
+
+
+def is_compact(shape, strides):
+    return all(st == c for s, st, c in zip(shape, strides, compact_strides(shape)) if s > 1)
+
+
+def gather(base, shape, strides, itemsize):
+    """Copy the elements at ``base + sum(i_k * strides_k) * itemsize`` out in row-major order:
+    only the elements' own bytes are read (a tensor whose strides overstate it is not read past)."""
+    n = math.prod(shape)
+    if is_compact(shape, strides):
+        return ctypes.string_at(base, n * itemsize)
+    if not shape:
+        return ctypes.string_at(base, itemsize)
+    out = bytearray(n * itemsize)
+    inner, step = shape[-1], strides[-1]
+    row = inner * itemsize
+    pos = 0
+    for idx in itertools.product(*(range(s) for s in shape[:-1])):
+        at = base + sum(i * st for i, st in zip(idx, strides)) * itemsize
+        if step == 1:
+            out[pos:pos + row] = ctypes.string_at(at, row)
+        else:
+            for j in range(inner):
+                out[pos + j * itemsize:pos + (j + 1) * itemsize] = ctypes.string_at(at + j * step * itemsize, itemsize)
+        pos += row
+    return bytes(out)
+
+
+def pack_bits(values, bits):
+    """One element per byte -> packed, element i in bits [i*bits, (i+1)*bits)."""
+    out = bytearray((len(values) * bits + 7) // 8)
+    for i, v in enumerate(values):
+        for b in range(bits):
+            if (v >> b) & 1:
+                bit = i * bits + b
+                out[bit // 8] |= 1 << (bit % 8)
+    return bytes(out)
+
+
+# ---- a producer of its own: a malloc'd tensor behind a capsule ---------------------------
+
+def _libc():
+    import ctypes.util
+    for name in (None, ctypes.util.find_library("c")):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.malloc  # noqa: B018 - present?
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+_LIBC = _libc()
+if _LIBC is not None:
+    _malloc = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t)(("malloc", _LIBC))
+    _FREE_ADDR = ctypes.cast(_LIBC.free, ctypes.c_void_p).value
+    _free = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_FREE_ADDR)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _source_destructor(capsule):
+    """A Source capsule dies: free the tensor unless a consumer took it (renamed it)."""
+    name = _dying_name(capsule)
+    if name and ctypes.string_at(name) in (b"dltensor", b"dltensor_versioned"):
+        ptr = _dying_pointer(capsule, name)
+        if ptr:
+            _free(ptr)
+
+
+LAYOUTS = ("contiguous", "fortran", "strided", "offset", "reversed", "broadcast")
+
+
+def layout_plan(shape, layout):
+    """(strides, buffer elements, element-0 index) of a layout (docs/plugin.md#layouts)."""
+    n = math.prod(shape)
+    if layout == "contiguous":
+        return compact_strides(shape), n, 0
+    if not shape:
+        raise NotImplementedError(f"layout {layout} needs ndim >= 1")
+    if layout == "fortran":
+        return tuple(reversed(compact_strides(tuple(reversed(shape))))), n, 0
+    if layout == "strided":
+        big = shape[:-1] + (2 * shape[-1],)
+        return compact_strides(big)[:-1] + (2,), math.prod(big), 0
+    if layout == "offset":
+        return compact_strides(shape), n + 1, 1
+    if layout == "reversed":
+        st = compact_strides(shape)
+        return (-st[0],) + st[1:], n, (shape[0] - 1) * st[0] if n else 0
+    if layout == "broadcast":
+        return (0,) + compact_strides(shape[1:]), math.prod(shape[1:]), 0
+    raise NotImplementedError(f"unknown layout {layout!r}")
+
+
+class Source:
+    """A CPU array of the reference pattern exported by the validator itself (no NumPy needed):
+    each ``__dlpack__`` call hands out one malloc'd block holding the managed tensor, its shape,
+    strides and data, with libc's ``free`` as the deleter (callable from any thread, with or
+    without the GIL, even after the interpreter is gone). The first export lends the data (it is
+    the source's only copy); later ones and ``copy=True`` are flagged IS_COPIED."""
+
+    def __init__(self, shape, dtype_key, layout="contiguous"):
+        if _LIBC is None:
+            raise NotImplementedError("no C library to allocate a DLPack tensor with (ctypes found no malloc)")
+        key = tuple(dtype_key)
+        self.shape, self.key, self.layout = tuple(int(s) for s in shape), key, layout
+        n = math.prod(self.shape)
+        if key[1] % 8:
+            if layout != "contiguous":
+                raise NotImplementedError(f"a {key[1]}-bit type is packed: only the contiguous layout")
+            self.strides, self._elements, self._start = compact_strides(self.shape), None, 0
+            self._data = pattern_bytes(key, n)
+            return
+        isz = key[1] // 8
+        self.strides, self._elements, self._start = layout_plan(self.shape, layout)
+        if layout == "broadcast":
+            m = math.prod(self.shape[1:])
+            logical = pattern_bytes(key, m) * self.shape[0]
+        else:
+            logical = pattern_bytes(key, n)
+        buf = bytearray(self._elements * isz)
+        for i, idx in enumerate(itertools.product(*(range(s) for s in self.shape))):
+            at = (self._start + sum(a * b for a, b in zip(idx, self.strides))) * isz
+            buf[at:at + isz] = logical[i * isz:(i + 1) * isz]
+        self._data = bytes(buf)
+        self._lent = False
+
+    def __dlpack_device__(self):
+        return (KDLCPU, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if stream is not None:
+            raise ValueError(f"stream must be None for a CPU array, not {stream!r}")
+        if dl_device is not None and tuple(dl_device) != (KDLCPU, 0):
+            raise BufferError(f"the validator's source lives on the CPU, not on {tuple(dl_device)}")
+        copied = bool(copy) or getattr(self, "_lent", False)
+        if copy is False and copied:
+            raise BufferError("copy=False: the source's data was lent to an earlier export")
+        self._lent = True
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        return self._capsule(versioned, copied)
+
+    def _capsule(self, versioned, copied):
+        ndim, nbytes = len(self.shape), len(self._data)
+        head = ctypes.sizeof(DLManagedTensorVersioned if versioned else DLManagedTensor)
+        block = _malloc(head + 16 * ndim + 128 + nbytes)
+        if not block:
+            raise MemoryError("malloc failed")
+        ctypes.memset(block, 0, head + 16 * ndim)
+        shape_at, strides_at = block + head, block + head + 8 * ndim
+        data_at = strides_at + 8 * ndim
+        data_at += (16 - data_at) % 64  # 16 bytes past a 64-byte boundary, as _numpy_layouts places NumPy's
+        for i, (s, st) in enumerate(zip(self.shape, self.strides)):
+            ctypes.c_int64.from_address(shape_at + 8 * i).value = s
+            ctypes.c_int64.from_address(strides_at + 8 * i).value = st
+        ctypes.memmove(data_at, self._data, nbytes)
+        if versioned:
+            m = DLManagedTensorVersioned.from_address(block)
+            m.major, m.minor = _OWN_VERSION
+            m.flags = IS_COPIED if copied else 0
+        else:
+            m = DLManagedTensor.from_address(block)
+        m.deleter = _FREE_ADDR
+        t = m.dl_tensor
+        t.data = data_at + self._start * (self.key[1] // 8) if math.prod(self.shape) else None
+        t.device_type, t.device_id, t.ndim = KDLCPU, 0, ndim
+        t.code, t.bits, t.lanes = self.key[0], self.key[1], 1
+        t.shape, t.strides, t.byte_offset = shape_at, strides_at, 0
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        return _capsule_new(block, _addr(name), ctypes.cast(_source_destructor, ctypes.c_void_p).value)
+
+
+# ---- finding the consumer ---------------------------------------------------------------
+
+def consumer_of(mod):
+    """(callable, "where") of the package's from_dlpack, or (None, what was looked at)."""
+    fn = getattr(mod, "from_dlpack", None)
+    if callable(fn):
+        return fn, f"{mod.__name__}.from_dlpack"
+    for name in sorted(n for n in dir(mod) if not n.startswith("_")):
+        try:
+            cls = getattr(mod, name)
+        except Exception:  # noqa: BLE001 - a lazy attribute that fails to load
+            continue
+        if not isinstance(cls, type):
+            continue
+        try:
+            raw = inspect.getattr_static(cls, "from_dlpack")
+        except AttributeError:
+            continue
+        if isinstance(raw, (classmethod, staticmethod)) or type(raw).__name__ == "classmethod_descriptor":
+            return getattr(cls, "from_dlpack"), f"{mod.__name__}.{name}.from_dlpack"
+    return None, (f"{mod.__name__}.from_dlpack, or a from_dlpack class or static method of a class "
+                  f"{mod.__name__} exposes")
+
+
+def distribution_version(mod):
+    v = getattr(mod, "__version__", None)
+    if v:
+        return str(v)
+    try:
+        from importlib import metadata
+        top = mod.__name__.split(".")[0]
+        for dist in metadata.packages_distributions().get(top, []) + [top]:
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    return "unknown"
+
+
+# Every (code, bits) the validator may ask for (docs/adapters.md, make's dtype_key), named.
+_KEYS = {
+    (6, 8): "bool", (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+    (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+    (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (5, 64): "complex64", (5, 128): "complex128",
+    (4, 16): "bfloat16", (7, 8): "float8_e3m4", (8, 8): "float8_e4m3", (9, 8): "float8_e4m3b11fnuz",
+    (10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2", (13, 8): "float8_e5m2fnuz",
+    (14, 8): "float8_e8m0fnu", (15, 6): "float6_e2m3fn", (16, 6): "float6_e3m2fn", (17, 4): "float4_e2m1fn",
+}
+_F32 = (2, 32)
+
+
+def _dtype_text(key):
+    return _KEYS.get(tuple(key), f"(code, bits) {tuple(key)}")
+
+
+class Adapter:
+    """The generic adapter for module ``mod`` (see the module docstring)."""
+
+    def __init__(self, mod, forced_over=None):
+        fn, where = consumer_of(mod)
+        if fn is None:
+            raise ValueError(f"{mod.__name__} has no from_dlpack (looked for {where})")
+        self.module = mod
+        self.module_name = mod.__name__
+        self.name = mod.__name__
+        self.version = distribution_version(mod)
+        self._consumer, self.where = fn, where
+        self._capsules_only = False
+        self._refused = {}
+        self._np_exports = {}
+        try:
+            import numpy  # noqa: F401
+            from . import _numpy_layouts
+            self._np = _numpy_layouts
+        except ImportError:
+            self._np = None
+        self._init_called = self._first_contact()
+        self.notes = self._notes(forced_over)
+
+    # -- first contact: does from_dlpack take an object with __dlpack__, or a capsule? ----
+    def _first_contact(self):
+        def attempt(capsule):
+            src = self._source((2, 3), _F32, "contiguous")
+            self._consumer(src.__dlpack__() if capsule else src)
+
+        try:
+            attempt(False)
+            return ""
+        except Exception as first:  # noqa: BLE001
+            failed = first
+        init = getattr(self.module, "init", None)
+        if callable(init) and _no_required_arguments(init):
+            # Warp: "DLPack device conversion requires an initialized Warp runtime ... Call wp.init()"
+            init()
+            try:
+                attempt(False)
+                return f"{self.module_name}.init() was called first ({self.where} raised {_describe(failed)} before it)"
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            attempt(True)
+        except Exception:  # noqa: BLE001 - refuses both: each make says why (a skip)
+            return ""
+        self._capsules_only = True
+        self.consumer_protocol = False
+        self.consumer_protocol_note = (
+            f"{self.where} refuses an object with __dlpack__ ({_describe(failed)}) and takes its capsule: generic "
+            "mode calls __dlpack__() for it, so keywords, streams and call order are not the package's to judge")
+        return ""
+
+    def _notes(self, forced_over):
+        how = (f"generic mode, forced by the spec generic:{self.module_name} ({self.module_name} has a built-in "
+               f"adapter, {forced_over}, not used)" if forced_over else
+               f"no built-in adapter: generic mode")
+        src = ("NumPy arrays (the dtypes NumPy exports) and the validator's own ctypes producer (the others: "
+               "bfloat16, float8/6/4)" if self._np else "the validator's own ctypes producer (NumPy is not importable)")
+        notes = [
+            f"{how}: arrays are made by {self.where} from {src} and read back by the validator's own inspector "
+            f"(the array's own __dlpack__, its DLTensor read with ctypes)",
+            "an adapter (docs/adapters.md) would add: arrays the library allocates itself (here every array is "
+            "its import of a validator-made one, often a view of it), so exports of its own memory and its own "
+            "layouts; layouts its from_dlpack does not keep; read-only arrays (make(read_only=True)) and "
+            "is_writable (here None: the READ_ONLY import and copy-mutation checks cannot judge); a read-back "
+            "that does not go through the library's own export (here an export bug also shows in the consumer "
+            "read-backs); unexportable arrays (ERR-01); devices other than the CPU, with current_stream() and "
+            "stream objects; the library's CPU device object for from_dlpack(device=...) (here \"cpu\")",
+        ]
+        if self._init_called:
+            notes.append(self._init_called)
+        return notes
+
+    # -- sources ---------------------------------------------------------------------------
+    def _source(self, shape, key, layout):
+        """A validator-made CPU array of the pattern: NumPy for the dtypes NumPy exports, else
+        the ctypes Source; a zero-size one always the Source, whose data is NULL as LAYOUT-10
+        asks (NumPy's is not, and a package that keeps the pointer would be judged on it)."""
+        shape = tuple(int(s) for s in shape)
+        if math.prod(shape) and self._numpy_exports(key):
+            L = self._np
+            return L.lay_out(L.logical(key, shape), layout, key)
+        return Source(shape, key, layout)
+
+    def _numpy_exports(self, key):
+        """NumPy is importable, has ``key`` and exports it (NumPy before 1.25 refuses bool)."""
+        if self._np is None or key not in self._np._BASE:
+            return False
+        if key not in self._np_exports:
+            try:
+                self._np.placed((1,), self._np.numpy_dtype(key)).__dlpack__()
+                self._np_exports[key] = True
+            except Exception:  # noqa: BLE001 - BufferError, TypeError: the ctypes Source makes it
+                self._np_exports[key] = False
+        return self._np_exports[key]
+
+    @staticmethod
+    def _source_strides(src):
+        if isinstance(src, Source):
+            return src.strides
+        return tuple(s // src.itemsize for s in src.strides)
+
+    def _import(self, src, **kwargs):
+        if self._capsules_only:
+            if kwargs:
+                raise TypeError(f"{self.where} takes a capsule, no keywords ({', '.join(kwargs)})")
+            return self._consumer(src.__dlpack__())
+        return self._consumer(src, **kwargs)
+
+    def _refusal(self, key):
+        """'' when from_dlpack takes a (2,) array of ``key``, else why not (probed once)."""
+        if key not in self._refused:
+            try:
+                self._import(self._source((2,), key, "contiguous"))
+                self._refused[key] = ""
+            except NotImplementedError as e:
+                self._refused[key] = str(e)
+            except Exception as e:  # noqa: BLE001 - the package's refusal, quoted
+                self._refused[key] = f"{self.where} refuses a {_dtype_text(key)} array: {_describe(e)}"
+        return self._refused[key]
+
+    # -- the adapter protocol ----------------------------------------------------------------
+    def dtypes(self):
+        return {k: k for k in _KEYS if not self._refusal(k)}
+
+    def devices(self):
+        return [(KDLCPU, 0)]
+
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+        key, shape = tuple(dtype_key), tuple(int(s) for s in shape)
+        if tuple(device) != (KDLCPU, 0):
+            raise NotImplementedError(f"generic mode makes arrays on the CPU only, not {tuple(device)}")
+        if read_only:
+            raise NotImplementedError("generic mode cannot make read-only arrays (it has no way to ask the "
+                                      "package for one: an adapter can)")
+        why = self._refusal(key)
+        if why:
+            raise NotImplementedError(why)
+        src = self._source(shape, key, layout)
+        try:
+            array = self._import(src)
+        except Exception as e:  # noqa: BLE001 - the package's refusal, quoted
+            raise NotImplementedError(f"{self.where} refuses a {layout} {_dtype_text(key)} array of shape "
+                                      f"{shape}: {_describe(e)}") from None
+        if layout != "contiguous" and math.prod(shape) > 1:
+            self._check_layout(array, shape, self._source_strides(src), layout)
+        return array
+
+    def _check_layout(self, array, shape, want, layout):
+        """A copy would make the package's array compact: it must not be judged on strides it
+        never had. The layout counts only where the array's export shows the source's strides."""
+        with Export(array) as e:
+            got_shape, got = e.shape(), e.strides()
+        same = got_shape == shape and all(a == b for s, a, b in zip(shape, got, want) if s > 1)
+        if not same:
+            raise NotImplementedError(
+                f"{self.where} did not keep the {layout} layout of its source (strides {list(want)} came back as "
+                f"{list(got)}, shape {list(got_shape)}): a copy, or a layout the package lacks")
+
+    def from_dlpack(self, obj, **kwargs):
+        if self._capsules_only:
+            if kwargs:
+                raise TypeError(f"{self.where} takes a capsule, no keywords ({', '.join(kwargs)})")
+            return self._consumer(obj.__dlpack__())
+        return self._consumer(obj, **kwargs)
+
+    def to_bytes(self, array):
+        return inspect_export(array)
+
+    def is_writable(self, array):
+        return None
+
+
+def _no_required_arguments(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in sig.parameters.values())
+

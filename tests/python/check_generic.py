@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""tests/python/check_generic.py: generic mode (validator/adapters/generic.py) on the fake array
+library seen as a package with no adapter (tests/python/generic/fakeplain.py: from_dlpack and
+arrays with __dlpack__, nothing else).
+
+1. `python -m validator fakeplain` falls back to generic mode by itself and gives verdicts: no
+   fail, crash, error or timeout, and the subject's notes say what an adapter would add;
+2. `generic:fakeplain` with a planted producer bug that survives the from_dlpack round trip
+   (FAKEPLAIN_BUGS=no_destructor: the capsule of an unconsumed export is never freed) fails
+   python.capsule.destructor.unconsumed, and every other case ends as in run 1; a versioned
+   capsule named 'dltensor' (versioned_named_legacy) fails python.capsule.name.versioned, and the
+   validator's inspector does not crash reading it;
+3. a module with no from_dlpack is bad input (exit 2) whose message says what generic mode lacks;
+4. without NumPy the validator's own ctypes producer makes every layout, and the inspector reads
+   each back as the pattern.
+Environment: PYTHONPATH with build/python, the fakearray stage and tests/python/generic."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+UNEXPECTED = {"fail", "crash", "error", "timeout"}
+
+
+def run(workdir, tag, spec, bugs="", extra=()):
+    out = os.path.join(workdir, f"{tag}.json")
+    env = dict(os.environ, FAKEPLAIN_BUGS=bugs)
+    cmd = [sys.executable, "-m", "validator", "-q", "--json", out, "--timeout", "20", *extra, spec]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, errors="replace")
+    if not os.path.exists(out):
+        raise SystemExit(f"{tag}: no record (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return proc, json.load(open(out))
+
+
+NO_NUMPY = r"""
+import math, sys
+sys.modules["numpy"] = None  # NumPy not importable: the ctypes producer makes every source
+import fakeplain
+from validator import pattern_bytes
+from validator.adapters import generic
+a = generic.Adapter(fakeplain)
+assert "NumPy is not importable" in a.notes[0], a.notes[0]
+checked = 0
+for key in [(2, 32), (0, 16), (1, 8), (6, 8), (5, 128), (4, 16)]:
+    for layout in generic.LAYOUTS:
+        for shape in [(3, 4), (2, 3, 2), (5,), (), (0, 3)]:
+            try:
+                x = a.make(shape, key, (1, 0), layout)
+            except NotImplementedError:
+                continue
+            n = math.prod(shape)
+            want = (pattern_bytes(key, math.prod(shape[1:])) * shape[0] if layout == "broadcast"
+                    else pattern_bytes(key, n))
+            got = a.to_bytes(x)
+            assert got == want, (key, layout, shape, got.hex(), want.hex())
+            checked += 1
+assert checked >= 100, checked
+print("no-numpy:", checked, "arrays made and read back")
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    workdir = args.workdir or tempfile.mkdtemp(prefix="dlpv-generic-")
+    os.makedirs(workdir, exist_ok=True)
+    problems = []
+
+    # 1. the fallback, correct library
+    proc, ref = run(workdir, "correct", "fakeplain")
+    statuses = {r["id"]: r["status"] for r in ref["results"]}
+    bad = {cid: st for cid, st in statuses.items() if st in UNEXPECTED}
+    if bad or proc.returncode != 0:
+        problems.append(f"correct fakeplain: exit {proc.returncode}, unexpected {sorted(bad.items())[:10]}")
+    notes = ref["subjects"][0].get("notes", [])
+    if not any(n.startswith("no built-in adapter: generic mode") for n in notes):
+        problems.append(f"correct fakeplain: no generic-mode note among {notes}")
+    if not any(n.startswith("an adapter (docs/adapters.md) would add:") for n in notes):
+        problems.append(f"correct fakeplain: the note naming what an adapter adds is missing: {notes}")
+    passed = sum(st == "pass" for st in statuses.values())
+    if passed < 300:
+        problems.append(f"correct fakeplain: only {passed} cases pass")
+
+    # 2. planted producer bugs, through the generic:PKG spelling
+    proc, rec = run(workdir, "no_destructor", "generic:fakeplain", bugs="no_destructor")
+    got = {r["id"]: r["status"] for r in rec["results"]}
+    target = "python.capsule.destructor.unconsumed"
+    if got.get(target) != "fail":
+        problems.append(f"no_destructor: {target} ended {got.get(target)}, not fail")
+    moved = {cid: (statuses.get(cid), st) for cid, st in got.items() if cid != target and statuses.get(cid) != st}
+    if moved:
+        problems.append(f"no_destructor: other cases moved: {sorted(moved.items())[:10]}")
+    if proc.returncode != 1:
+        problems.append(f"no_destructor: exit {proc.returncode}, not 1")
+    proc, rec = run(workdir, "versioned_named_legacy", "generic:fakeplain", bugs="versioned_named_legacy",
+                    extra=["--filter", "python.capsule.*", "--filter", "consumer.flags.*"])
+    got = {r["id"]: r["status"] for r in rec["results"]}
+    if got.get("python.capsule.name.versioned") != "fail":
+        problems.append(f"versioned_named_legacy: python.capsule.name.versioned ended "
+                        f"{got.get('python.capsule.name.versioned')}, not fail")
+    crashed = sorted(cid for cid, st in got.items() if st in ("crash", "error", "timeout"))
+    if crashed:
+        problems.append(f"versioned_named_legacy: {crashed[:10]} crashed or erred (the inspector must not read "
+                        "a struct under the wrong name)")
+
+    # 3. nothing to make arrays with
+    p = subprocess.run([sys.executable, "-m", "validator", "-q", "json"], capture_output=True, text=True)
+    if p.returncode != 2 or "no from_dlpack for generic mode" not in p.stderr:
+        problems.append(f"json: exit {p.returncode}, stderr {p.stderr.strip()[-400:]!r}")
+    p = subprocess.run([sys.executable, "-m", "validator", "-q", "generic:"], capture_output=True, text=True)
+    if p.returncode != 2 or "generic:PKG" not in p.stderr:
+        problems.append(f"generic: (no package): exit {p.returncode}, stderr {p.stderr.strip()[-400:]!r}")
+
+    # 4. no NumPy: the ctypes producer and the inspector
+    p = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True)
+    if p.returncode != 0:
+        problems.append(f"no-numpy: exit {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
+    else:
+        print(p.stdout.strip())
+
+    for line in problems:
+        print("PROBLEM:", line)
+    print(f"generic mode: {passed} pass on the correct fake; {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -52,7 +52,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   for (const auto& item : e.items()) {
     const std::string& k = item.key();
     if (k != "case" && k != "expect" && k != "reason" && k != "issue" && k != "when" &&
-        k != "comment" && k != "confirmed_by") {
+        k != "comment" && k != "confirmed_by" && k != "strict") {
       bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"{}\""), k));
     }
   }
@@ -69,6 +69,10 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   b.reason = required_string(e, "reason", path, n);
   if (e.contains("issue") && !e["issue"].is_null()) b.issue = required_string(e, "issue", path, n);
   if (e.contains("confirmed_by")) b.confirmed_by = required_string(e, "confirmed_by", path, n);
+  if (e.contains("strict")) {
+    if (!e["strict"].is_boolean()) bad_entry(path, n, "\"strict\" must be true or false");
+    b.strict = e["strict"].get<bool>();
+  }
   if (e.contains("when")) {
     const json& w = e["when"];
     if (!w.is_object()) bad_entry(path, n, "\"when\" must be an object");
@@ -169,6 +173,7 @@ json entry_record(const BaselineEntry& e) {
   j["reason"] = e.reason;
   j["issue"] = e.issue.empty() ? json() : json(e.issue);
   if (!e.confirmed_by.empty()) j["confirmed_by"] = e.confirmed_by;
+  if (e.strict) j["strict"] = true;
   return j;
 }
 

@@ -24,6 +24,11 @@ void finalize_summary(json& run) {
       counts[st] = counts[st].get<long long>() + 1;
       ++total;
       if (detail::is_unexpected(st, strict)) ++unexpected;
+      // A baseline entry marked "strict": its case passing again fails the run (as --strict
+      // makes every xpass do).
+      else if (st == "xpass" && r.contains("baseline") && r["baseline"].is_object() &&
+               r["baseline"].value("strict", false) == true)
+        ++unexpected;
     }
   }
   if (strict && run.contains("baseline_report") && run["baseline_report"].is_object()) {

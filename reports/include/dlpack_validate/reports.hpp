@@ -142,6 +142,9 @@ struct BaselineEntry {
   /// optional: the command (a script of the repository and its arguments) that shows the
   /// finding outside the validator; CTest runs it against the pinned library
   std::string confirmed_by;
+  /// optional "strict": true: a pass of a case this entry expects to fail is unexpected (an
+  /// xpass that fails the run) even without --strict; pytest's strict xfail (docs/pytest.md)
+  bool strict = false;
   bool has_subject = false;
   std::string subject_glob;
   bool has_dlpack_version = false;

@@ -1,0 +1,466 @@
+"""pytest plugin: every dlpack-validate case as a pytest item (docs/pytest.md).
+
+    pytest --dlpack-validate numpy                 # one item per case and package
+    pytest --dlpack-validate numpy torch -k copy -n 2
+
+The wheel registers it (entry point ``pytest11``), so nothing is needed beyond installing
+dlpack-validate; in a source tree, ``-p validator.pytest_plugin``. A library puts it in its own
+suite with one line: ``addopts = "--dlpack-validate mylib"`` under ``[tool.pytest.ini_options]``
+in pyproject.toml, or ``dlpack_validate = mylib`` (the ini key), or in conftest.py
+``pytest_plugins = ["validator.pytest_plugin"]`` where the entry point is not installed.
+
+Items are named ``CASE_ID[SUBJECT]`` (``CASE_ID[PRODUCER->CONSUMER]`` for the pair cases), with
+the node id ``dlpack-validate::NAME``, so ``-k``, ``--deselect``, ``-x``, ``--lf`` and
+``--junitxml`` work on them as on any test. Markers: ``dlpack`` (keywords ``requirements`` and
+``strength``), ``dlpack_must`` / ``dlpack_should`` (the case's strength) and one per
+requirement id, ``dlpack_CAP_01`` for CAP-01, so ``-m dlpack_CAP_01`` selects a requirement.
+
+The cases are not run one process per item: the first item that needs a verdict runs the
+selected items in one validator run (the harness's own workers, isolation and timeouts), and
+the other items read their verdict from its record. Under pytest-xdist (``-n``) the selected
+items are cut into chunks; a worker runs the chunk of the item it was handed and, when
+another worker is already running that chunk, runs a chunk nobody has started before it waits
+for that worker (a lock the running worker holds, released when its record is written).
+
+Statuses: pass passes; fail, crash, timeout and error fail with the case's message, the
+requirement, the command that runs the case alone and where its explanation is; skip skips
+with the reason; warn passes with a ``DLPackWarning`` (fails under
+``--dlpack-validate-strict``). With ``--dlpack-validate-baseline``, a matched entry makes the
+item xfail with the entry's reason (strict when the entry says ``"strict": true`` or under
+``--dlpack-validate-strict``). The run record, HTML, Markdown summary and baseline proposal are
+written as the command line writes them (``--dlpack-validate-json`` etc.), one record for the
+whole session, xdist or not.
+"""
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import pytest
+
+_ROOT = "dlpack-validate"
+
+
+class DLPackWarning(UserWarning):
+    """A SHOULD requirement not met (the validator's ``warn``)."""
+
+
+class DLPackCaseFailure(Exception):
+    """The case's verdict was fail, crash, timeout or error: the text is the whole report."""
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("dlpack-validate", "DLPack conformance (dlpack-validate)")
+    g.addoption("--dlpack-validate", dest="dlpv_subjects", action="extend", nargs="+", default=[],
+                metavar="PKG",
+                help="collect the dlpack-validate cases for these packages (import names or MODULE:ATTR "
+                     "adapters), one item per case and package")
+    g.addoption("--dlpack-validate-baseline", dest="dlpv_baseline", metavar="PATH",
+                help="a baseline (docs/baselines.md): its entries make the matching items xfail with their reason")
+    g.addoption("--dlpack-validate-strict", dest="dlpv_strict", action="store_true",
+                help="warn fails the item, and every baseline entry is a strict xfail")
+    g.addoption("--dlpack-validate-filter", dest="dlpv_filters", action="append", default=[], metavar="GLOB",
+                help="collect only the cases whose id matches GLOB (repeatable; the validator's --filter)")
+    g.addoption("--dlpack-validate-exclude", dest="dlpv_exclude", action="append", default=[], metavar="GLOB",
+                help="do not collect the cases whose id matches GLOB (repeatable)")
+    g.addoption("--dlpack-validate-timeout", dest="dlpv_timeout", metavar="SECONDS",
+                help="seconds per case before the validator calls it a timeout (the validator's --timeout)")
+    g.addoption("--dlpack-validate-json", dest="dlpv_json", metavar="PATH", help="write the run record here")
+    g.addoption("--dlpack-validate-html", dest="dlpv_html", metavar="PATH", help="write the HTML report here")
+    g.addoption("--dlpack-validate-md", dest="dlpv_md", metavar="PATH",
+                help="write the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    g.addoption("--dlpack-validate-write-baseline", dest="dlpv_write_baseline", metavar="PATH",
+                help="write a baseline proposal from this session's results")
+    parser.addini("dlpack_validate", type="args", default=[],
+                  help="packages to validate, as --dlpack-validate (e.g. in pyproject.toml)")
+
+
+def _subjects(config):
+    return list(config.getoption("dlpv_subjects") or []) or list(config.getini("dlpack_validate") or [])
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "dlpack(requirements, strength): a dlpack-validate case")
+    config.addinivalue_line("markers", "dlpack_must: a dlpack-validate case of a MUST requirement")
+    config.addinivalue_line("markers", "dlpack_should: a dlpack-validate case of a SHOULD requirement")
+    if not _subjects(config):
+        return
+    state = _State(config)
+    config.stash[_KEY] = state
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_XdistController(state), "dlpack-validate-xdist")
+
+
+def pytest_unconfigure(config):
+    state = config.stash.get(_KEY, None)
+    if state is not None:
+        state.cleanup()
+
+
+_KEY = pytest.StashKey()
+
+
+class _XdistController:
+    """On the xdist controller: every worker gets the session's shared folder."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def pytest_configure_node(self, node):
+        node.workerinput["dlpv_dir"] = self.state.dir
+
+
+class _State:
+    """The session's cases, chunks and records. On the controller (or without xdist) it owns
+    the shared folder and writes the reports at the end; on an xdist worker it uses the
+    controller's folder."""
+
+    def __init__(self, config):
+        self.config = config
+        self.subjects = _subjects(config)
+        self.worker = getattr(config, "workerinput", None)
+        if self.worker and self.worker.get("dlpv_dir"):
+            self.dir, self.owner = self.worker["dlpv_dir"], False
+        else:
+            self.dir, self.owner = tempfile.mkdtemp(prefix="dlpack-validate-pytest-"), True
+        self.items = []        # this process's selected case items, in order
+        self.chunk_of = {}     # item key -> chunk index
+        self.chunks = []       # [[key, ...], ...]
+        self.results = {}      # key -> result dict
+        self.ran = set()       # chunks this process ran (for the terminal line)
+        self.plan_error = None
+
+    def cleanup(self):
+        if self.owner:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ---- collection -------------------------------------------------------------------------
+    def cases(self):
+        """The planned cases (the command line's --list), in the validator's order."""
+        from . import _dlpack_validate, adapters, api
+        cfg = self.config
+        values = {"list": ["1"], "quiet": ["1"]}
+        if cfg.getoption("dlpv_filters"):
+            values["filter"] = list(cfg.getoption("dlpv_filters"))
+        if cfg.getoption("dlpv_exclude"):
+            values["exclude"] = list(cfg.getoption("dlpv_exclude"))
+        path = os.path.join(self.dir, f"list-{os.getpid()}.json")
+        values["json"] = [path]
+        options = {"command": "run", "values": values, "subjects": list(self.subjects),
+                   "command_line": ["pytest", "--dlpack-validate"] + list(self.subjects) + ["--list"],
+                   "worker_command": [sys.executable, "-m", "validator"], "preflight": adapters.preflight}
+        with api._Redirect(True) as out:
+            rc = _dlpack_validate.run(options)
+        if rc != 0:
+            raise pytest.UsageError(f"--dlpack-validate: {out.message()}")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def make_items(self, session):
+        out = []
+        n = len(self.subjects)
+        for case in self.cases():
+            pairs = [(s, p) for s in range(n) for p in range(n)] if case.get("role") == "pair" else \
+                [(s, None) for s in range(n)]
+            for s, p in pairs:
+                out.append(CaseItem.from_parent(session, name=_name(case["id"], self.subjects, s, p),
+                                                nodeid=f"{_ROOT}::{_name(case['id'], self.subjects, s, p)}",
+                                                case=case, key=(case["id"], s, p)))
+        return out
+
+    def plan(self, items):
+        """Cut the selected items into chunks: one without xdist, about four per worker with it."""
+        self.items = [i for i in items if isinstance(i, CaseItem)]
+        workers = int((self.worker or {}).get("workercount") or 1)
+        size = len(self.items) if workers <= 1 else max(8, -(-len(self.items) // (4 * workers)))
+        self.chunks = [[i.key for i in self.items[k:k + size]] for k in range(0, len(self.items), max(1, size))]
+        for c, keys in enumerate(self.chunks):
+            for key in keys:
+                self.chunk_of[key] = c
+
+    # ---- running ----------------------------------------------------------------------------
+    def _path(self, c, what):
+        return os.path.join(self.dir, f"chunk-{c:05d}.{what}")
+
+    def _load(self, c):
+        with open(self._path(c, "json"), encoding="utf-8") as f:
+            record = json.load(f)
+        for r in record.get("results", []):
+            self.results[_key(r)] = r
+        if record.get("not_run"):
+            for nr in record["not_run"]:
+                for k in self.chunks[c]:
+                    self.results.setdefault(k, {"status": "error", "message": "not run: " + (nr.get("reason") or ""),
+                                                "id": k[0], "subject": k[1], "peer": k[2]})
+
+    def _run(self, c):
+        from . import api
+        cfg = self.config
+        keys = self.chunks[c]
+        ids = sorted({k[0] for k in keys})
+        kw = {"filters": [_glob_literal(i) for i in ids], "json": self._path(c, "part")}
+        if cfg.getoption("dlpv_baseline"):
+            kw["baseline"] = cfg.getoption("dlpv_baseline")
+        if cfg.getoption("dlpv_timeout"):
+            kw["timeout"] = cfg.getoption("dlpv_timeout")
+        if cfg.getoption("dlpv_strict"):
+            kw["strict"] = True
+        try:
+            record = api.run(self.subjects, **kw)
+        except api.BadInput as e:
+            raise pytest.UsageError(f"--dlpack-validate: {e}") from None
+        # Only the items selected here (a case id runs for every subject and pair): the others
+        # were deselected (-k, --deselect, --lf) and stay out of the record.
+        wanted = set(keys)
+        record["results"] = [r for r in record.get("results", []) if _key(r) in wanted]
+        tmp = self._path(c, "tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(tmp, self._path(c, "json"))
+        self.ran.add(c)
+
+    def _try_run(self, c, block):
+        """Run chunk c unless it is done; with block, wait for whoever is running it."""
+        if os.path.exists(self._path(c, "json")):
+            return True
+        fd = os.open(self._path(c, "lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+            except BlockingIOError:
+                return False
+            if not os.path.exists(self._path(c, "json")):
+                self._run(c)  # (a holder that died left no record: this process runs it)
+            return True
+        finally:
+            os.close(fd)
+
+    def result(self, key):
+        if key in self.results:
+            return self.results[key]
+        c = self.chunk_of[key]
+        if not self._try_run(c, block=False):
+            # Another worker is running it: run a chunk nobody has started, then wait for it.
+            for j in list(range(c + 1, len(self.chunks))) + list(range(0, c)):
+                if not os.path.exists(self._path(j, "json")) and self._try_run(j, block=False):
+                    break
+            self._try_run(c, block=True)
+        self._load(c)
+        return self.results.get(key)
+
+    # ---- the session's reports ---------------------------------------------------------------
+    def write_reports(self):
+        """On the controller (or without xdist): one record from every chunk's, then the reports
+        rendered from it by the validator's own `report` command."""
+        cfg = self.config
+        wanted = {o: cfg.getoption(d) for o, d in (("--json", "dlpv_json"), ("--html", "dlpv_html"),
+                                                   ("--summary-md", "dlpv_md"),
+                                                   ("--write-baseline", "dlpv_write_baseline"))}
+        if not any(wanted.values()):
+            return None
+        parts = sorted(f for f in os.listdir(self.dir) if f.startswith("chunk-") and f.endswith(".json"))
+        if not parts:
+            return None
+        merged = None
+        for name in parts:
+            with open(os.path.join(self.dir, name), encoding="utf-8") as f:
+                rec = json.load(f)
+            if merged is None:
+                merged = rec
+                merged["command_line"] = ["pytest"] + [a for a in cfg.invocation_params.args]
+                continue
+            merged["results"] += rec.get("results", [])
+            merged["incidents"] = merged.get("incidents", []) + rec.get("incidents", [])
+            merged["not_run"] = merged.get("not_run", []) + rec.get("not_run", [])
+            merged["complete"] = bool(merged.get("complete")) and bool(rec.get("complete"))
+            merged["duration_s"] = (merged.get("duration_s") or 0) + (rec.get("duration_s") or 0)
+        path = os.path.join(self.dir, "session.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(merged, f)
+        cmd = [sys.executable, "-m", "validator", "report", path, "-q"]
+        for flag, value in wanted.items():
+            if value:
+                cmd += [flag, str(value)]
+        if cfg.getoption("dlpv_baseline"):
+            cmd += ["--baseline", cfg.getoption("dlpv_baseline")]
+        if cfg.getoption("dlpv_strict"):
+            cmd += ["--strict"]
+        env = dict(os.environ)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cfg.invocation_params.dir))
+        if done.returncode not in (0, 1):
+            return f"the reports could not be written: {(done.stderr or done.stdout).strip()[-400:]}"
+        return ", ".join(f"{flag[2:]} {value}" for flag, value in wanted.items() if value)
+
+
+def _python():
+    """The interpreter that runs this session, with -P (Python >= 3.11) so that a checkout's
+    top-level validator/ folder in the current directory cannot shadow the package."""
+    return [sys.executable, "-P"] if sys.version_info >= (3, 11) else [sys.executable]
+
+
+def _glob_literal(text):
+    """A glob that matches exactly `text` (the validator's globs: * ? and [...] classes)."""
+    return "".join(f"[{ch}]" if ch in "*?[]" else ch for ch in text)
+
+
+def _key(result):
+    """A result's item key: (case id, subject, peer); a pair case's peer is its subject when
+    the record leaves it out (one subject: the subject paired with itself)."""
+    peer = result.get("peer")
+    if peer is None and result.get("role") == "pair":
+        peer = result.get("subject")
+    return (result.get("id"), result.get("subject"), peer)
+
+
+def _name(case_id, subjects, s, p):
+    if p is None or len(subjects) == 1:
+        return f"{case_id}[{subjects[s]}]"
+    return f"{case_id}[{subjects[s]}->{subjects[p]}]"
+
+
+def _marker_name(req):
+    return "dlpack_" + "".join(ch if ch.isalnum() else "_" for ch in req)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The cases join the collected items first, so that -k, -m, --deselect and --lf (which
+    act after this) select among them as among any test."""
+    state = config.stash.get(_KEY, None)
+    if state is None:
+        return
+    made = state.make_items(session)
+    for req in sorted({r for it in made for r in it.case.get("requirements", [])}):
+        config.addinivalue_line("markers", f"{_marker_name(req)}: dlpack-validate cases of requirement {req}")
+    for it in made:
+        strength = (it.case.get("severity") or "").lower()
+        it.add_marker(pytest.mark.dlpack(requirements=list(it.case.get("requirements", [])), strength=strength))
+        if strength in ("must", "should"):
+            it.add_marker(getattr(pytest.mark, f"dlpack_{strength}"))
+        for req in it.case.get("requirements", []):
+            it.add_marker(getattr(pytest.mark, _marker_name(req)))
+    items.extend(made)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    state = session.config.stash.get(_KEY, None)
+    if state is not None:
+        state.plan(session.items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The verdict is known before pytest's own setup reads the xfail markers: a baseline entry
+    that matched becomes an xfail marker with its reason."""
+    if not isinstance(item, CaseItem):
+        return
+    state = item.config.stash[_KEY]
+    item.result = state.result(item.key)
+    entry = (item.result or {}).get("baseline")
+    if isinstance(entry, dict) and entry.get("reason"):
+        strict = bool(entry.get("strict")) or bool(item.config.getoption("dlpv_strict"))
+        item.add_marker(pytest.mark.xfail(reason=f"baseline: {entry['reason']}", strict=strict))
+
+
+def pytest_sessionfinish(session):
+    state = session.config.stash.get(_KEY, None)
+    if state is None or not state.owner:
+        return
+    state.written = state.write_reports()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    state = config.stash.get(_KEY, None)
+    if state is None or not state.owner:
+        return
+    written = getattr(state, "written", None)
+    if written:
+        terminalreporter.write_line(f"dlpack-validate: {written}")
+
+
+def _skip(reason):
+    """pytest.skip, reported at the item (not at this file's line) where pytest allows it."""
+    try:
+        raise pytest.skip.Exception(reason, _use_item_location=True)
+    except TypeError:  # a pytest without the keyword
+        pytest.skip(reason)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case, key, **kw):
+        super().__init__(**kw)
+        self.case = case
+        self.key = key
+        self.result = None
+        self.user_properties.append(("dlpack_requirements", ",".join(case.get("requirements", []))))
+        self.user_properties.append(("dlpack_strength", case.get("severity", "")))
+
+    def reportinfo(self):
+        return self.session.config.rootpath / _ROOT, 0, f"{_ROOT}: {self.name}"
+
+    def runtest(self):
+        r = self.result if self.result is not None else self.config.stash[_KEY].result(self.key)
+        if r is None:
+            raise DLPackCaseFailure(f"{self.key[0]}: the validator returned no result for this case "
+                                    f"(subject {self.key[1]}); see the run's record")
+        st = r.get("status")
+        if st in ("pass", "xpass"):
+            return
+        if st == "skip":
+            _skip(r.get("message") or "skipped")
+        if st == "warn":
+            if self.config.getoption("dlpv_strict"):
+                raise DLPackCaseFailure(self._text(r, "warn (a SHOULD requirement not met; failing under "
+                                                      "--dlpack-validate-strict)"))
+            reqs = ", ".join(self.case.get("requirements", []))
+            warnings.warn_explicit(DLPackWarning(f"{self.key[0]} ({self.case.get('severity', '')} {reqs}): "
+                                                 f"{r.get('message')}"), DLPackWarning, _ROOT, 0)
+            return
+        if st == "xfail":
+            st = (r.get("baseline") or {}).get("expect") or "fail"
+        raise DLPackCaseFailure(self._text(r, st))
+
+    def _text(self, r, status):
+        reqs = ", ".join(self.case.get("requirements", []))
+        lines = [f"{self.key[0]}: {status} ({self.case.get('severity', '')} {reqs})",
+                 f"  {self.case.get('title', '')}"]
+        if r.get("message"):
+            lines.append(f"  {r['message']}")
+        for k in ("expected", "observed"):
+            if r.get(k):
+                lines.append(f"  {k}: {r[k]}")
+        for chk in r.get("checks") or []:
+            if chk.get("status") not in ("pass", "skip"):
+                lines.append(f"  [{chk.get('requirement')}] {chk.get('status')}: {chk.get('message')}")
+        if status == "crash":
+            lines.append("  the library under test died in the validator's worker process; the validator did not, "
+                         "and went on with the other cases")
+        elif r.get("phase") and status in ("timeout", "error") and r["phase"] not in (r.get("message") or ""):
+            lines.append(f"  phase: {r['phase']}")
+        if r.get("output_tail"):
+            lines.append("  the worker's last output:")
+            lines += ["    " + ln for ln in r["output_tail"].rstrip().splitlines()[-15:]]
+        subjects = self.config.stash[_KEY].subjects
+        alone = [subjects[self.key[1]]] + ([subjects[self.key[2]]] if self.key[2] not in (None, self.key[1]) else [])
+        lines.append("  run it alone: " + " ".join(shlex.quote(a) for a in
+                                                     _python() + ["-m", "validator"] + alone
+                                                     + ["--filter", self.key[0]]))
+        if reqs:
+            lines.append("  the requirement: " + " ".join(shlex.quote(a) for a in
+                                                          _python() + ["-m", "validator", "explain",
+                                                           self.case["requirements"][0]]))
+        return "\n".join(lines)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, DLPackCaseFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)

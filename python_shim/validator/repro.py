@@ -441,6 +441,11 @@ def write(record, out_dir):
         peer = subjects[r["peer"]].get("name", "?") if r.get("peer") is not None else ""
         label = r["id"] + f" [{subject}" + (f" -> {peer}]" if peer else "]")
         body, why = _script(r, record)
+        lib = _lib(subjects[r["subject"]])
+        if not body and lib not in _MAKE and lib not in _FROM:
+            why = (f"{lib} is none of the libraries --repro has recipes for ({', '.join(sorted(_MAKE))}): a "
+                   f"package tested through a custom adapter (MODULE:ATTR) or the generic mode gets no script; "
+                   f"run the case alone with the command the report prints")
         if not body:
             skipped.append((label, why))
             continue

@@ -5,6 +5,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <CLI/CLI.hpp>
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/explain.hpp>
 #include <dlpack_validate/options.hpp>
 #include <dlpack_validate/plugin_subject.hpp>
 #include <dlpack_validate/run_record.hpp>
@@ -123,6 +124,12 @@ int run_cli(int argc, char** argv) {
   diff->add_option("old", diff_old, "the earlier record (e.g. your last release's)")->required();
   diff->add_option("new", diff_new, "the later record (e.g. your main branch's)")->required();
   diff->fallthrough();
+  std::string explain_id;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "what a requirement id or a case id means: a requirement's text, strength, source, what a breach "
+                 "looks like and the cases that test it; a case's description, requirements and how to run it "
+                 "alone: explain CAP-01, explain consumer.byte_offset.versioned");
+  explain->add_option("id", explain_id, "a requirement id (CAP-01, any case) or a case id")->required();
   CLI::App* bench = app.add_subcommand(
       "bench", "time each exchange route of the plugins (ns/op: median, p10, p90 over batches; the "
                "harness's own overhead measured and subtracted): bench LIB.so... [--json out.json]");
@@ -177,6 +184,14 @@ int run_cli(int argc, char** argv) {
   cfg.subjects = subjects;
   cfg.command_line.assign(argv, argv + argc);
   cfg.invocation = invocation(argv[0]);
+  if (*explain) {
+    try {
+      return dlpv::run_explain(explain_id, {"plugin", cfg.invocation, dlpv::requirements_doc()});
+    } catch (const dlpv::BadInput& e) {
+      std::fprintf(stderr, "dlpack-validate: error: %s\n", e.message.c_str());
+      return dlpv::kExitBadInput;
+    }
+  }
   if (*report || *diff) {
     try {
       if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new);

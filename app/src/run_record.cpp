@@ -83,13 +83,15 @@ ordered_json environment(bool deterministic) {
 }
 }  // namespace
 
+std::string requirements_doc() { return DLPV_REQUIREMENTS_DOC; }
+
 ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   ordered_json rec;
   rec["schema"] = "dlpack-validate/run";
   rec["schema_version"] = 1;
   rec["complete"] = true;
   rec["deterministic"] = opt.deterministic;
-  rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}, {"requirements_doc", DLPV_REQUIREMENTS_DOC}};
+  rec["tool"] = {{"name", "dlpack-validate"}, {"version", kToolVersion}, {"requirements_doc", requirements_doc()}};
   rec["command_line"] = opt.command_line;
   if (!opt.invocation.empty()) rec["invocation"] = opt.invocation;
   rec["started_at"] = opt.deterministic ? ordered_json() : ordered_json(run.started_at);

@@ -257,6 +257,13 @@ const std::vector<Requirement>& all_requirements() {
   return table;
 }
 
+const std::vector<RequirementTerm>& requirement_terms() {
+  static const std::vector<RequirementTerm> table = {
+#include "requirement_terms.inc"
+  };
+  return table;
+}
+
 const Requirement* find_requirement(const std::string& id) {
   for (const Requirement& r : all_requirements())
     if (id == r.id) return &r;

@@ -4,6 +4,7 @@
 // argparse parsers and validator.run's keywords from options() and resolves adapters.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
+#include <dlpack_validate/explain.hpp>
 #include <dlpack_validate/options.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
@@ -216,5 +217,19 @@ PYBIND11_MODULE(_dlpack_validate, m) {
       if (applies_to(c, "python")) ids.push_back(c.id);
     return ids;
   });
+  m.def(
+      "explain",
+      [](const std::string& id, const std::string& program) {
+        check_units();
+        try {
+          std::fflush(stdout);
+          return run_explain(id, {"python", program, requirements_doc()});
+        } catch (const BadInput& e) {
+          std::fprintf(stderr, "python -m validator: error: %s\n", e.message.c_str());
+          return kExitBadInput;
+        }
+      },
+      py::arg("id"), py::arg("program"),
+      "python -m validator explain ID: print what a requirement id or case id means; returns the exit code");
   register_scripted_producer(m);
 }

@@ -97,11 +97,27 @@ def _report_parser():
     return p
 
 
+def _explain_parser():
+    p = _Parser(prog=PROG + " explain",
+                description="what a requirement id or a case id means: a requirement's text, strength, source, "
+                            "what a breach looks like and the cases that test it; a case's description, "
+                            "requirements and how to run it alone",
+                epilog="Exit codes: 0 explained, 2 an id that is neither (the closest ids are named).")
+    p.add_argument("id", metavar="ID", help="a requirement id (CAP-01, any case) or a case id")
+    return p
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--internal-worker" in argv:
         return _worker(argv)
-    command = argv[0] if argv and argv[0] in ("bench", "report") else "run"
+    command = argv[0] if argv and argv[0] in ("bench", "report", "explain") else "run"
+    if command == "explain":
+        args = _explain_parser().parse_args(argv[1:])
+        from . import _dlpack_validate
+        from .api import _invocation
+        sys.stdout.flush()
+        return _dlpack_validate.explain(args.id, _invocation())
     if command == "run":
         args = _parser().parse_args(argv)
     elif command == "bench":

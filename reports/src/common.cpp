@@ -404,6 +404,17 @@ std::string rerun_command(const json& run, const json& result) {
   return out + " --filter " + shell_word(text(result, "id"));
 }
 
+std::string explain_command(const json& run) {
+  std::string program = text(run, "invocation");
+  const json& argv = member(run, "command_line");
+  if (program.empty() && argv.is_array() && !argv.empty()) {
+    program = text_of(argv[0]);
+    // "python", "-m", "validator" as three words: the program is all three.
+    if (argv.size() >= 3 && text_of(argv[1]) == "-m") program += " -m " + shell_word(text_of(argv[2]));
+  }
+  return (program.empty() ? std::string("dlpack-validate") : program) + " explain";
+}
+
 std::vector<std::string> next_steps(const json& run) {
   const bool strict = is_strict(run);
   const json* first = nullptr;

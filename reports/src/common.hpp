@@ -133,6 +133,11 @@ std::string charge_text(const json& run, const json& result);
 /// has no command line, or is a merge's). Pair cases keep every subject, so the pair runs again.
 std::string rerun_command(const json& run, const json& result);
 
+/// The command that explains a requirement or case id, to which the id is appended: the record's
+/// program (its invocation, else the first word of its command line, else dlpack-validate)
+/// with `explain`.
+std::string explain_command(const json& run);
+
 /// The next steps for a run's findings, one line each ("" when there is nothing to act on):
 /// how to run one case again, the confirming command of a baseline entry where one exists,
 /// how to accept the findings as known (--write-baseline), and, when there are timeouts, how

@@ -138,7 +138,9 @@ std::string html_requirement_matrix(const json& run, const Shown& shown) {
   std::string out =
       "<section id=\"requirement-matrix\">\n<h2>Requirements</h2>\n"
       "<p>Each requirement id of the checklist that a selected case checks: the worst status among "
-      "its cases, how many cases ended in each status, and the cases themselves (folded).</p>\n";
+      "its cases, how many cases ended in each status, and the cases themselves (folded).</p>\n"
+      "<p>What an id means (its text, strength, source, what a breach looks like and the cases that test it): "
+      "<code>" + html_escape(explain_command(run)) + " ID</code></p>\n";
   if (areas.empty()) return out + "<p>No case in this run names a requirement.</p>\n</section>\n";
   out += "<table class=\"matrix-req\">\n<thead><tr><th>requirement</th><th>level</th>"
          "<th>summary and cases</th><th>worst</th>";
@@ -158,12 +160,13 @@ std::string html_requirement_matrix(const json& run, const Shown& shown) {
         req = run["requirements"][id];
       }
       const std::string link = requirement_link(run, id);
+      const std::string tip = " title=\"" + html_escape(explain_command(run) + " " + id) + "\"";
       out += fmt::format(FMT_STRING("<tr id=\"req-{0}\"><th scope=\"row\">{5}</th>"
                                     "<td>{1}</td><td>{2}{3}</td><td class=\"st-{4}\">{4}</td>"),
                          html_escape(id), html_escape(text(req, "level")), html_text_with_code(text(req, "summary")),
                          cases_details(run, shown, cases[id]), html_escape(t.worst),
-                         link.empty() ? "<code>" + html_escape(id) + "</code>"
-                                      : "<a href=\"" + html_escape(link) + "\"><code>" + html_escape(id) + "</code></a>");
+                         link.empty() ? "<code" + tip + ">" + html_escape(id) + "</code>"
+                                      : "<a href=\"" + html_escape(link) + "\"" + tip + "><code>" + html_escape(id) + "</code></a>");
       for (const auto& c : columns) {
         auto it = t.counts.find(c);
         out += it == t.counts.end() ? "<td class=\"n\"></td>"

@@ -91,7 +91,8 @@ std::string result_detail(const json& run, const std::vector<std::size_t>& membe
   for (const auto& id : requirements_of(r)) {
     std::string summary = requirement_summary(run, id);
     const std::string link = requirement_link(run, id);
-    reqs += "<li><a href=\"#req-" + html_escape(id) + "\">" + code(id) + "</a>" +
+    reqs += "<li><a href=\"#req-" + html_escape(id) + "\" title=\"" + html_escape(explain_command(run) + " " + id) +
+            "\">" + code(id) + "</a>" +
             (summary.empty() ? "" : " " + html_text_with_code(summary)) +
             (link.empty() ? "" : " <small>(<a href=\"" + html_escape(link) + "\">requirement</a>)</small>") + "</li>";
   }

@@ -264,10 +264,13 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
   text.add(context_lines(run));
   emit(text, unexpected);
   const auto steps = detail::next_steps(run);
+  const std::string explain = "explain a requirement or a case: " + detail::md_code(detail::explain_command(run) + " ID");
   if (!steps.empty()) {
     std::string block = "**Next steps**\n\n";
     for (const auto& step : steps) block += "- " + detail::md_text(step) + "\n";
-    text.add(block + "\n");
+    text.add(block + "- " + explain + "\n\n");
+  } else if (!warnings.rows.empty() || !xpasses.rows.empty()) {
+    text.add(explain + "\n\n");
   }
   if (!supervision.rows.empty()) emit(text, supervision);
   for (const Section& s : bench_sections(run)) emit(text, s);

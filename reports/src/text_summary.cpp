@@ -441,6 +441,13 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     out += fmt::format("\nbaseline entries about libraries this run did not load ({}, not applicable): {}{}\n",
                        elsewhere.size(), one_line(names, 300), elsewhere.size() > 3 ? ", ..." : "");
   }
+  // Where results other than pass were listed by requirement (triage), how to read an id in full.
+  const auto& listed = detail::array_at(rec, "results");
+  if (std::any_of(listed.begin(), listed.end(), [](const nlohmann::ordered_json& r) {
+        const std::string st = detail::status_of(r);
+        return st != "pass" && st != "skip" && st != "xfail";
+      }))
+    out += "\nexplain a requirement or a case: " + detail::explain_command(rec) + " ID\n";
   const auto& sum = rec["summary"];
   std::string counts;
   for (const auto& [k, v] : sum["counts"].items())

@@ -31,6 +31,10 @@ struct RecordOptions {
 
 nlohmann::ordered_json make_run_record(const RunResult& run, const RecordOptions& opt);
 
+/// Where requirement ids link to (the record's tool.requirements_doc; "#<id in lower case>" is
+/// appended): the build's configured document or URL.
+std::string requirements_doc();
+
 /// The CUDA driver as seen from here: {"found": bool, "detail": text}.
 nlohmann::ordered_json probe_cuda();
 

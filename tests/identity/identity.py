@@ -19,7 +19,8 @@ of its family and of every result elsewhere that differs from it) and one per fi
 of its record less the results and what is counted from them), so a new case adds a line and
 changes none of the others, and a new fixture changes only the lines of the cases it breaks.
 
-Normalising drops what a rerun changes and the verdicts do not: times, command line, host,
+Normalising drops what a rerun changes and the verdicts do not: times, command line (and the
+invocation, how to run the program again), host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
 growth, bytes read from freed memory), and masks addresses (0x...), code offsets in stack
 traces a library prints into its messages, protocol nonces and sequence numbers, process
@@ -38,7 +39,7 @@ import shutil
 import subprocess
 import sys
 
-DROP_TOP = {"command_line", "started_at", "duration_s", "environment", "supervisor"}
+DROP_TOP = {"command_line", "invocation", "started_at", "duration_s", "environment", "supervisor"}
 # `observed` is the measurement itself (heap growth, the bytes found in freed memory): it varies
 # from run to run where the verdict does not. Everything else of a result stays.
 # `charged_to` is computed from the rest of the result (status, phase, the checks' parties:

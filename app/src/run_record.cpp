@@ -4,11 +4,16 @@
 #include <dlfcn.h>
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <map>
 #include <set>
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <string_view>
 
 namespace dlpv {
 
@@ -83,7 +88,38 @@ ordered_json environment(bool deterministic) {
 }
 }  // namespace
 
-std::string requirements_doc() { return DLPV_REQUIREMENTS_DOC; }
+namespace {
+std::string real(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) ? std::string(buf) : std::string();
+}
+/// A path as a file:// URL (the characters a URL cannot hold as they are, percent-encoded).
+std::string file_url(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+}  // namespace
+
+std::string requirements_doc() {
+  // This code's own file (the CLI, or the Python module) lies in the build tree: link to the
+  // source tree's document, which a checkout has. An installed copy has no such tree.
+  Dl_info self{};
+  const std::string build = real(DLPV_BUILD_DIR), doc = real(DLPV_SOURCE_REQUIREMENTS_DOC);
+  if (dladdr(reinterpret_cast<void*>(&requirements_doc), &self) && self.dli_fname && !build.empty() &&
+      !doc.empty()) {
+    const std::string here = real(self.dli_fname);
+    if (here.rfind(build + "/", 0) == 0) return file_url(doc);
+  }
+  const std::string published = DLPV_REQUIREMENTS_DOC;
+  // Only a URL: a relative path would resolve against wherever the report is opened.
+  return published.find("://") != std::string::npos ? published : std::string();
+}
 
 ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   ordered_json rec;

@@ -94,7 +94,9 @@ std::string result_detail(const json& run, const std::vector<std::size_t>& membe
     reqs += "<li><a href=\"#req-" + html_escape(id) + "\" title=\"" + html_escape(explain_command(run) + " " + id) +
             "\">" + code(id) + "</a>" +
             (summary.empty() ? "" : " " + html_text_with_code(summary)) +
-            (link.empty() ? "" : " <small>(<a href=\"" + html_escape(link) + "\">requirement</a>)</small>") + "</li>";
+            (link.empty() ? " <small>(in full: <code>" + html_escape(explain_command(run) + " " + id) + "</code>)</small>"
+                          : " <small>(<a href=\"" + html_escape(link) + "\">requirement</a>)</small>") +
+            "</li>";
   }
   out += row("requirements", reqs.empty() ? "" : "<ul>" + reqs + "</ul>");
   out += row("severity", html_escape(text(r, "severity")));

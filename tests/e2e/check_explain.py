@@ -5,12 +5,20 @@
     breach gets, its source, what a breach looks like, the cases that test it; exit 0;
   - a case id: its description, its requirements, the command that runs it alone; exit 0;
   - an unknown id: one line on stderr naming the closest ids, nothing on stdout, exit 2;
-  - the text summary of a run with a finding ends with how to explain an id.
+  - the text summary of a run with a finding ends with how to explain an id;
+  - the HTML report's requirement links lead to a file that exists (run from the build tree:
+    the source tree's docs/requirements.md); a copy of the validator outside the build tree
+    (no published URL configured) links nowhere and shows the explain command instead.
 """
 import argparse
+import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+import urllib.parse
 
 
 def run(cmd, *args):
@@ -66,6 +74,25 @@ def main():
                            text=True)
         if q.returncode != 0 or "LAYOUT-08 ·" not in q.stdout:
             problems.append(f"the summary's explain command does not run: {footer!r} (exit {q.returncode})")
+    with tempfile.TemporaryDirectory() as tmp:
+        html = os.path.join(tmp, "run.html")
+        run(cli, a.mutant, "--filter", "consumer.byte_offset.*", "--html", html)
+        links = set(re.findall(r'href="([^"#]+)#(?:layout|del)-\d+"', open(html, encoding="utf-8").read()))
+        for link in links:
+            u = urllib.parse.urlparse(link)
+            if u.scheme == "file" and not os.path.exists(urllib.parse.unquote(u.path)):
+                problems.append(f"HTML: a requirement link to a file that does not exist: {link}")
+            elif u.scheme not in ("file", "http", "https"):
+                problems.append(f"HTML: a requirement link relative to the report: {link}")
+        if not links:
+            problems.append("HTML: no requirement link from a validator run in its build tree")
+        copy = os.path.join(tmp, "dlpack-validate")
+        shutil.copy2(a.validator, copy)
+        html = os.path.join(tmp, "copy.html")
+        run([copy], a.mutant, "--filter", "consumer.byte_offset.*", "--html", html)
+        text = open(html, encoding="utf-8").read()
+        if "requirements.md#" in text or f"<code>{copy} explain LAYOUT-08</code>" not in text:
+            problems.append("HTML of a validator outside its build tree: a requirement link, or no explain command")
     if a.python_validator:
         check_front("python -m validator", [a.python_validator], "CAP-03", "python.capsule.destructor.unconsumed",
                     ["CAP-03 · MUST", "PKG --filter python.capsule.destructor.unconsumed"], "CAP-33", "CAP-03", problems)

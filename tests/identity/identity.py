@@ -112,6 +112,11 @@ def normalise(record):
     rec = {k: v for k, v in record.items() if k not in DROP_TOP}
     # The load deadline is a budget for loading, like the supervisor's figures: not a verdict.
     rec.get("options", {}).pop("load_timeout_s", None)
+    # Where requirement ids link to names this machine's checkout (file:///.../docs/requirements.md):
+    # kept as the repository path it is.
+    doc = rec.get("tool", {}).get("requirements_doc")
+    if isinstance(doc, str) and doc.endswith("/docs/requirements.md"):
+        rec["tool"]["requirements_doc"] = "docs/requirements.md"
     for s in rec.get("subjects", []):
         s["path"] = os.path.basename(str(s.get("path", "")))
     for r in rec.get("results", []):

@@ -32,7 +32,9 @@ struct RecordOptions {
 nlohmann::ordered_json make_run_record(const RunResult& run, const RecordOptions& opt);
 
 /// Where requirement ids link to (the record's tool.requirements_doc; "#<id in lower case>" is
-/// appended): the build's configured document or URL.
+/// appended): from a build tree, its source tree's docs/requirements.md as a file:// URL; else
+/// the published copy's URL the build was configured with (-DDLPV_REQUIREMENTS_DOC); else ""
+/// (no link: the reports say `explain ID`).
 std::string requirements_doc();
 
 /// The CUDA driver as seen from here: {"found": bool, "detail": text}.

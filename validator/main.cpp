@@ -120,9 +120,13 @@ int run_cli(int argc, char** argv) {
   std::string diff_old, diff_new;
   CLI::App* diff = app.add_subcommand(
       "diff", "what changed between two run records (regressions, fixes, other status changes, new and "
-              "removed cases), as text and with --summary-md as Markdown; exit 1 on a regression: diff OLD.json NEW.json");
+              "removed cases), as text and with --summary-md as Markdown; exit 1 on a regression and on records of different libraries: diff OLD.json NEW.json");
   diff->add_option("old", diff_old, "the earlier record (e.g. your last release's)")->required();
   diff->add_option("new", diff_new, "the later record (e.g. your main branch's)")->required();
+  bool diff_allow_different = false;
+  diff->add_flag("--allow-different-subjects", diff_allow_different,
+                 "records of different libraries: judge the cases matched by position (two builds that name "
+                 "themselves differently) instead of exiting 1 with 'subjects differ'");
   diff->fallthrough();
   std::string explain_id;
   CLI::App* explain = app.add_subcommand(
@@ -194,7 +198,7 @@ int run_cli(int argc, char** argv) {
   }
   if (*report || *diff) {
     try {
-      if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new);
+      if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new, diff_allow_different);
       if (*merge) {
         if (!merge_output.empty() && !cfg.json_path.empty())
           throw dlpv::BadInput{"report merge: give the output once (-o or --json)"};

@@ -310,15 +310,16 @@ std::string md_cell(std::string s) {
 
 }  // namespace
 
-int run_diff(const AppConfig& cfg, const std::string& old_path, const std::string& new_path) {
+int run_diff(const AppConfig& cfg, const std::string& old_path, const std::string& new_path,
+             bool allow_different_subjects) {
   const ordered_json old_rec = load_or_bad_input(old_path), new_rec = load_or_bad_input(new_path);
   // Subjects are matched by library: their name without its version ("numpy 2.3.5" and "numpy
   // 2.4.6" are both numpy). Records whose libraries differ but number the same (two plugins
   // that name themselves differently) are matched by position.
   const auto libs_old = library_keys(old_rec["subjects"]), libs_new = library_keys(new_rec["subjects"]);
-  const bool by_position = std::set<std::string>(libs_old.begin(), libs_old.end()) !=
-                               std::set<std::string>(libs_new.begin(), libs_new.end()) &&
-                           libs_old.size() == libs_new.size();
+  const bool same_subjects =
+      std::set<std::string>(libs_old.begin(), libs_old.end()) == std::set<std::string>(libs_new.begin(), libs_new.end());
+  const bool by_position = !same_subjects && libs_old.size() == libs_new.size();
   const auto before = entries_of(old_rec, by_position), after = entries_of(new_rec, by_position);
   auto name = [&](const Entry& e) {
     auto label = [&](const std::string& who) {
@@ -349,6 +350,22 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
   std::ostringstream text, md;
   text << fmt::format("diff {} -> {}\n", old_path, new_path);
   md << fmt::format("## dlpack-validate diff\n\n`{}` → `{}`\n\n", md_cell(old_path), md_cell(new_path));
+  // Records of different libraries: said first, and never an all-clear (a library's failures
+  // are no regression of another's passes, nor its passes a fix).
+  std::string differ;
+  if (!same_subjects) {
+    auto names = [](const ordered_json& subjects) {
+      std::string out;
+      for (size_t i = 0; i < subjects.size(); ++i) out += (i ? ", " : "") + subject_label(subjects, static_cast<int>(i));
+      return out.empty() ? std::string("none") : out;
+    };
+    differ = fmt::format("the subjects differ: before {}; now {} ({})", names(old_rec["subjects"]),
+                         names(new_rec["subjects"]),
+                         by_position ? "cases matched by position, as if each library were the other's next build"
+                                     : "cases matched by library where the names agree; the others are new and removed");
+    text << differ << "\n";
+    md << "**" << md_cell(differ) << "**\n\n";
+  }
   md << "| regressions | fixes | other status changes | new cases | removed cases |\n|---:|---:|---:|---:|---:|\n";
   md << fmt::format("| {} | {} | {} | {} | {} |\n", regressions.size(), fixes.size(), changes.size(), added.size(),
                     removed.size());
@@ -385,11 +402,23 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
   };
   listing("New cases", added);
   listing("Removed cases", removed);
-  const int rc = regressions.empty() ? 0 : 1;
-  text << fmt::format("verdict: {} ({} regression{})\n", rc ? "REGRESSED" : "no regression", regressions.size(),
-                      regressions.size() == 1 ? "" : "s");
-  md << fmt::format("\n**{}** ({} regression{})\n", rc ? "Regressed" : "No regression", regressions.size(),
-                    regressions.size() == 1 ? "" : "s");
+  const bool refused = !same_subjects && !allow_different_subjects && regressions.empty();
+  const int rc = regressions.empty() && !refused ? 0 : 1;
+  if (refused) {
+    size_t now_unexpected = 0;
+    for (const auto& [key, n] : after) now_unexpected += unexpected(n.status) ? 1 : 0;
+    const std::string why = fmt::format(
+        "{} regression{} among the cases matched, {} unexpected result{} in the new record; "
+        "--allow-different-subjects judges the matched cases alone",
+        regressions.size(), regressions.size() == 1 ? "" : "s", now_unexpected, now_unexpected == 1 ? "" : "s");
+    text << "verdict: SUBJECTS DIFFER, no all-clear across different libraries (" << why << ")\n";
+    md << "\n**Subjects differ**, no all-clear across different libraries (" << md_cell(why) << ")\n";
+  } else {
+    text << fmt::format("verdict: {} ({} regression{}{})\n", rc ? "REGRESSED" : "no regression", regressions.size(),
+                        regressions.size() == 1 ? "" : "s", same_subjects ? "" : ", subjects differ");
+    md << fmt::format("\n**{}** ({} regression{}{})\n", rc ? "Regressed" : "No regression", regressions.size(),
+                      regressions.size() == 1 ? "" : "s", same_subjects ? "" : ", subjects differ");
+  }
   std::fputs(text.str().c_str(), stdout);
   std::fflush(stdout);
   if (!cfg.summary_md_path.empty()) write_file_atomic(cfg.summary_md_path, md.str());

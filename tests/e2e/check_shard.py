@@ -13,7 +13,10 @@ included; python -m validator on two fake array variants):
     with their indexes remapped;
   - bad --shard values are one line and exit 2.
 Then `diff`: a record against itself is no regression (exit 0); the reference's record
-against the mutant's lists the mutant's failures as regressions (exit 1), as text and Markdown.
+against the mutant's lists the mutant's failures as regressions (exit 1), as text and Markdown;
+records of different libraries are never an all-clear: the mutant's record against the
+reference's says the subjects differ and exits 1 (with --allow-different-subjects: the fixes,
+exit 0), and so does a record against one with a library more.
 """
 import argparse
 import json
@@ -154,9 +157,15 @@ def main():
     text = open(md).read()
     if "### Regressions" not in text or "| regressions |" not in text:
         problems.append("diff --summary-md: no Markdown regressions table")
-    back = run([a.validator, "diff", two, one], expect=0)
+    back = run([a.validator, "diff", two, one], expect=1)
+    if "the subjects differ" not in back.stdout or "verdict: SUBJECTS DIFFER" not in back.stdout:
+        problems.append(f"diff mutant -> reference (different libraries) does not say so: {back.stdout[-400:]}")
+    back = run([a.validator, "diff", two, one, "--allow-different-subjects"], expect=0)
     if f"Fixes (unexpected before, passing or expected now): {bad_of_mut}" not in back.stdout:
         problems.append(f"diff mutant -> reference does not list {bad_of_mut} fixes: {back.stdout[:400]}")
+    more = run([a.validator, "diff", one, both], expect=1)
+    if "verdict: SUBJECTS DIFFER" not in more.stdout or "no regression" in more.stdout:
+        problems.append(f"diff reference -> reference and mutant gives an all-clear: {more.stdout[-400:]}")
     print(f"diff: reference -> mutant {regressed} regressions (exit 1); back: {bad_of_mut} fixes (exit 0)")
 
     for bad in ("0/2", "3/2", "1/0", "x/2", "1/2/3", "2"):

@@ -98,8 +98,11 @@ int run_merge(const AppConfig& config, const std::vector<std::string>& inputs);
 
 /// `diff OLD.json NEW.json`: what changed between two records (regressions, fixes, other
 /// status changes, new and removed cases) as text on stdout and, with cfg.summary_md_path, as
-/// Markdown. Exit 1 when a case present in both went from expected to unexpected. Throws BadInput.
-int run_diff(const AppConfig& config, const std::string& old_path, const std::string& new_path);
+/// Markdown. Exit 1 when a case present in both went from expected to unexpected, and when the
+/// records are of different libraries (never an all-clear across them) unless
+/// `allow_different_subjects`, which judges the cases matched by position alone. Throws BadInput.
+int run_diff(const AppConfig& config, const std::string& old_path, const std::string& new_path,
+             bool allow_different_subjects = false);
 
 /// run_app with the error channels mapped to exit codes and one-line messages (prefix
 /// "dlpack-validate: error: ..." / "... internal error: ...").

@@ -52,7 +52,7 @@ DLPV_CASES {
       .run(name_versioned);
 }
 
-// FLAG-03 is a library habit, not a rule (checklist, corrected 2026-11-22): NumPy refuses a
+// FLAG-03 is a library habit, not a rule (the requirement table says so): NumPy refuses a
 // read-only array asked for as a legacy capsule (no flags to say read-only); others export it.
 // The array API only asks consumers that do not understand READ_ONLY to ignore it. Recorded as
 // a note here, never a verdict.

@@ -30,9 +30,8 @@ DLPV_CASES {
 }
 
 // ERR-04. from_dlpack's Raises (array API draft): "AttributeError - If the __dlpack__ and
-// __dlpack_device__ methods are not present on the input array." Graded SHOULD (checklist,
-// corrected 2026-11-22): another exception is a warning; importing object() is a failure (it
-// is not an array of anything).
+// __dlpack_device__ methods are not present on the input array." Graded SHOULD: another
+// exception is a warning; importing object() is a failure (it is not an array of anything).
 void no_methods(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
     py::object plain = py::module_::import("builtins").attr("object")();

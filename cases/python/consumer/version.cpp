@@ -11,7 +11,7 @@ namespace {
 // disagrees with the version number specified in this header file (i.e. major !=
 // DLPACK_MAJOR_VERSION), the consumer must call the deleter (and it is safe to do so). It is not
 // safe to access any other fields as the memory layout will have changed." That holds for 2.0
-// and for 0.8 in a versioned capsule alike (checklist, corrected 2026-11-22). dl_tensor lies on
+// and for 0.8 in a versioned capsule alike (a MUST, so a fail). dl_tensor lies on
 // a guard page: reading it kills the worker (a crash in phase import).
 void other_major(CaseContext& ctx, const std::string& major) {
   with_python(ctx, [&](PythonSubject& ps) {

@@ -18,7 +18,7 @@ void misaligned(CaseContext& ctx, size_t misalign) {
   spec.misalign = misalign;
   const std::string where = misalign == 1 ? "at an odd address" : fmt::format("{} bytes past a 64-byte boundary", misalign);
   consumer_roundtrip(ctx, spec, ctx.versioned(), "LAYOUT-09", Refusal::allowed,
-                     "a " + dtype_name(spec.dtype) + " tensor whose data sits " + where);
+                     with_article(dtype_name(spec.dtype)) + " tensor whose data sits " + where);
 }
 
 DLPV_CASES {

@@ -38,9 +38,8 @@ void sample_roundtrip(CaseContext& ctx) {
   const std::string& first = ctx.info().requirements.front();
   consumer_roundtrip(ctx, spec, ctx.versioned(), first == "DEL-02" ? "LAYOUT-01" : first.c_str(),
                      core ? Refusal::fails : Refusal::skips,
-                     fmt::format("a {} {} tensor", dtype_name(spec.dtype),
-                                 spec.shape.empty() ? std::string("0-d")
-                                                    : shape_text(spec.shape.data(), static_cast<int32_t>(spec.shape.size()))));
+                     with_article(fmt::format("{} {} tensor", dtype_name(spec.dtype),
+                                              spec.shape.empty() ? std::string("0-d") : shape_text(spec.shape))));
 }
 
 DLPV_CASES {

@@ -19,8 +19,8 @@ void consumer_on_device(CaseContext& ctx, const CaseCudaDevice& d, bool byte_off
   spec.device = ctx.device();
   spec.device_memory = true;
   consumer_roundtrip(ctx, spec, ctx.versioned(), "DEV-02", Refusal::skips,
-                     fmt::format("a {} {} tensor in {} memory", dtype_name(spec.dtype),
-                                 byte_offset ? "byte_offset" : layout_name(spec.layout), d.name));
+                     with_article(fmt::format("{} {} tensor in {} memory", dtype_name(spec.dtype),
+                                              byte_offset ? "byte_offset" : layout_name(spec.layout), d.name)));
 }
 
 DLPV_CASES {

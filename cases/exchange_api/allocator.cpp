@@ -31,7 +31,7 @@ void allocator_compact(CaseContext& ctx) {
   if (!api->managed_tensor_allocator) ctx.skip("managed_tensor_allocator is NULL (reported by XAPI-08)");
   const DLDataType dtype = ctx.dtype();
   const std::vector<int64_t> shape = shape_named(ctx.shape_name());
-  const std::string what = fmt::format("{} {}", dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())));
+  const std::string what = fmt::format("{} {}", dtype_name(dtype), shape_text(shape));
   std::vector<int64_t> shape_storage = shape;
   DLTensor proto;
   std::memset(&proto, 0xCD, sizeof proto);
@@ -55,10 +55,10 @@ void allocator_compact(CaseContext& ctx) {
     ctx.check(log.calls == 1 && !log.kind.empty(), "XAPI-16",
               "a failing allocator calls SetError exactly once, with a non-empty kind", "1 call",
               fmt::format("{} call(s), kind '{}'", log.calls, log.kind));
-    ctx.skip(fmt::format("the allocator refused a {} CPU prototype (return {}, SetError '{}: {}')", what, rc, log.kind,
+    ctx.skip(fmt::format("the allocator refused {} CPU prototype (return {}, SetError '{}: {}')", with_article(what), rc, log.kind,
                          log.message));
   }
-  if (!ctx.check(out != nullptr, "XAPI-16", "the allocator makes a " + what + " CPU tensor", "0 and a tensor",
+  if (!ctx.check(out != nullptr, "XAPI-16", "the allocator makes " + with_article(what) + " CPU tensor", "0 and a tensor",
                  fmt::format("return {}, out NULL", rc)))
     return;
   ctx.check(log.calls == 0, "XAPI-16", "SetError is not called on success", "0 calls", std::to_string(log.calls));
@@ -91,8 +91,8 @@ void allocator_compact(CaseContext& ctx) {
   for (size_t i = 0; i < nd && is_compact && element_count(shape) > 0; ++i)
     is_compact = shape[i] <= 1 || got_strides[i] == compact[i];
   ctx.check(is_compact, "XAPI-16", "strides are non-NULL (ndim > 0) and compact row-major",
-            shape_text(compact.data(), static_cast<int32_t>(nd)),
-            t.strides || nd == 0 ? shape_text(got_strides.data(), static_cast<int32_t>(nd)) : "NULL");
+            shape_text(compact),
+            t.strides || nd == 0 ? shape_text(got_strides) : "NULL");
   if (element_count(shape) > 0)
     ctx.check(t.data != proto.data && t.data != nullptr, "XAPI-16", "the tensor owns new memory", "new data pointer",
               fmt::format("{}", t.data));
@@ -128,7 +128,7 @@ void allocator_error(CaseContext& ctx) {
     proto.shape = shape.data();
     DLManagedTensorVersioned* out = nullptr;
     SetErrorLog log;
-    const std::string what = "a float32 " + shape_text(shape.data(), proto.ndim) + " prototype";
+    const std::string what = "a float32 " + shape_text(shape) + " prototype";
     ctx.phase("exchange_api");
     int rc = api->managed_tensor_allocator(&proto, &out, &log, record_error);
     ctx.check(rc != 0, "XAPI-16", what + " (more than 2^64 elements) cannot be allocated: the call fails",

@@ -77,7 +77,7 @@ void needs_copy(CaseContext& ctx) {
   std::string what = "exported it";
   if (e.v || e.l) {
     const DLTensor& t = e.tensor();
-    what = fmt::format("exported a {} tensor{}", device_name(t.device),
+    what = fmt::format("exported {} tensor{}", with_article(device_name(t.device)),
                        e.v && (e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) ? " flagged IS_COPIED" : "");
   }
   ctx.check(false, "KW-04",

@@ -37,7 +37,6 @@ void metadata_stable(CaseContext& ctx) {
   Exported e = export_or_skip(ctx, versioned, r, "LAYOUT-15");
   const DLTensor before = e.tensor();
   const size_t nd = r.shape.size();
-  const int32_t ndim = static_cast<int32_t>(nd);
   std::vector<int64_t> shape0(nd), strides0(nd);
   safe_read(before.shape, shape0.data(), nd * sizeof(int64_t));
   const bool has_strides = before.strides && safe_read(before.strides, strides0.data(), nd * sizeof(int64_t));
@@ -49,11 +48,11 @@ void metadata_stable(CaseContext& ctx) {
   const bool shape_ok = (nd == 0 || safe_read(after.shape, shape1.data(), nd * sizeof(int64_t))) && shape0 == shape1;
   ctx.check(after.shape == before.shape && after.ndim == before.ndim && shape_ok, "LAYOUT-15",
             "shape is unchanged until the deleter runs (64 other exports made and deleted meanwhile)",
-            shape_text(shape0.data(), ndim), shape_text(shape1.data(), ndim));
+            shape_text(shape0), shape_text(shape1));
   if (has_strides && nd > 0) {
     const bool strides_ok = safe_read(after.strides, strides1.data(), nd * sizeof(int64_t)) && strides0 == strides1;
     ctx.check(strides_ok, "LAYOUT-15", "strides are unchanged until the deleter runs",
-              shape_text(strides0.data(), ndim), shape_text(strides1.data(), ndim));
+              shape_text(strides0), shape_text(strides1));
   }
 }
 

@@ -173,7 +173,7 @@ void producer_input(CaseContext& ctx) {
     try {
       x = ps.make(dims, dtype, layout);
     } catch (const PythonSubject::NotImplemented& n) {
-      ctx.skip("the package cannot make a " + p.at("dtype") + " " + layout + " array here: " + n.reason);
+      ctx.skip("the package cannot make " + with_article(p.at("dtype")) + " " + layout + " array here: " + n.reason);
     }
     const py::dict kw = newest_kwargs(ps);
     ctx.phase("export");
@@ -182,8 +182,8 @@ void producer_input(CaseContext& ctx) {
       a = call_dlpack(x, kw);
       if (again) b = call_dlpack(x, kw);
     });
-    const std::string what = fmt::format("a {} {} array of {} elements{}", p.at("dtype"), layout, element_count(dims),
-                                         other_thread ? ", exported on another thread" : "");
+    const std::string what = with_article(fmt::format("{} {} array of {} elements{}", p.at("dtype"), layout,
+                                                      element_count(dims), other_thread ? ", exported on another thread" : ""));
     if (a.raised) ctx.skip("__dlpack__ refused " + what + ": " + a.text + " (python.request.* and "
                            "producer.tensor.* judge refusals)");
     ctx.phase("inspect");

@@ -132,10 +132,10 @@ void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r) {
   if (!t.strides) got = compact;
   if (!same_strides(got, compact, r.shape)) return;
   ctx.check_as(Severity::must, (e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05",
-               fmt::format("a {} request answered with compact row-major strides is a copy made by the producer: "
-                           "IS_COPIED must be set", layout_name(r.req.layout)),
+               fmt::format("{} request answered with compact row-major strides is a copy made by the producer: "
+                           "IS_COPIED must be set", with_article(layout_name(r.req.layout))),
                "bit 1 set", fmt::format("flags = {:#x}, strides {}", e.v->flags,
-                                        shape_text(got.data(), static_cast<int32_t>(got.size()))));
+                                        shape_text(got)));
 }
 
 int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e) {
@@ -179,7 +179,7 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, cons
   int rc = versioned ? ctx.subject().export_versioned(r.req, &e.v)
                      : ctx.subject().export_legacy(r.req, &e.l);
   const std::string what = fmt::format("{} {} {}", dtype_name(r.req.dtype),
-                                       shape_text(r.shape.data(), r.req.ndim), layout_name(r.req.layout));
+                                       shape_text(r.shape), layout_name(r.req.layout));
   if (rc == DLPV_UNSUPPORTED)
     ctx.skip(fmt::format("subject refused {} export of {} cleanly (DLPV_UNSUPPORTED): {}",
                          kind_name(versioned), what, ctx.subject().last_error()));

@@ -195,7 +195,7 @@ Declare& Declare::per_sample(bool about_data) {
     }
     const auto dims = shape_named(d.info().values.shape);
     d.info_.title += fmt::format(" ({} {})", d.info().params.at("dtype"),
-                                 shape_text(dims.data(), static_cast<int32_t>(dims.size())));
+                                 shape_text(dims));
   });
 }
 
@@ -264,6 +264,9 @@ std::string fill_title(const std::string& title, const CaseInfo& c) {
       const std::string key = title.substr(i + 1, close - i - 1);
       const auto it = c.params.find(key == "kind" ? "version" : key);
       if (it != c.params.end()) {
+        // "import of a {layout} tensor" with layout offset reads "import of an offset tensor".
+        const bool article = out == "a " || (out.size() >= 3 && out.compare(out.size() - 3, 3, " a ") == 0);
+        if (article && wants_an(it->second)) out.insert(out.size() - 1, "n");
         out += it->second;
         i = close + 1;
         continue;

@@ -422,7 +422,7 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
         fmt::format("{}", static_cast<const void*>(t.shape)));
   }
   if (!add("LAYOUT-05", Severity::must, shape == want.shape, "shape equals the array's shape",
-           shape_text(want.shape.data(), nd_want), shape_text(shape.data(), t.ndim)))
+           shape_text(want.shape), shape_text(shape)))
     return;
 
   // dtype
@@ -495,8 +495,8 @@ void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const
       if (st[i] != canon[i] * es) bytes_like = false;
     }
     add("LAYOUT-04", Severity::must, !(bytes_like && any_significant),
-        "strides are counted in elements, not bytes", shape_text(canon.data(), t.ndim),
-        shape_text(st.data(), t.ndim));
+        "strides are counted in elements, not bytes", shape_text(canon),
+        shape_text(st));
   }
 
   // data (CPU-addressable memory only)

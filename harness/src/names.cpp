@@ -105,8 +105,14 @@ size_t element_bytes(DLDataType t) {
   return static_cast<size_t>(t.bits / 8) * (t.lanes ? t.lanes : 1u);
 }
 
+std::string shape_text(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += fmt::format(i ? ", {}" : "{}", v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
 std::string shape_text(const int64_t* v, int32_t n) {
-  if (!v) return "NULL";
+  if (!v) return n == 0 ? "() (shape pointer NULL, allowed for ndim 0)" : "NULL";
   std::string s = "(";
   for (int32_t i = 0; i < n; ++i) {
     int64_t x = 0;
@@ -115,6 +121,20 @@ std::string shape_text(const int64_t* v, int32_t n) {
   }
   return s + (n == 1 ? ",)" : ")");
 }
+
+bool wants_an(const std::string& phrase) {
+  if (phrase.empty()) return false;
+  const auto starts = [&](const char* w) { return phrase.rfind(w, 0) == 0; };
+  const char c = phrase[0];
+  if (c == '8' || starts("11") || starts("18")) return true;  // eight, eleven, eighteen
+  if (c == 'a' || c == 'e' || c == 'i' || c == 'A' || c == 'E' || c == 'I' || c == 'O') return true;
+  if (c == 'o') return !starts("one");  // "a ones array" (one is spoken "won")
+  // "u" as in "uint8", "unit", "usm", "use" is spoken "you": "a"; otherwise ("unaligned") "an".
+  if (c == 'u') return !(starts("uint") || starts("uni") || starts("us") || starts("ut"));
+  return false;
+}
+
+std::string with_article(const std::string& phrase) { return (wants_an(phrase) ? "an " : "a ") + phrase; }
 
 std::string hex_bytes(const void* p, size_t n) {
   const auto* b = static_cast<const unsigned char*>(p);

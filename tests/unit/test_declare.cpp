@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/subject.hpp>
+#include <dlpack_validate/tensor.hpp>
 
 #include "idle_subject.hpp"
 
@@ -70,11 +71,38 @@ TEST_CASE("per_sample: the bare rule on float32 3x4 plus one case per rule sampl
   const CaseInfo* scalar = by_id(v, "t.rule.scalar.versioned");
   REQUIRE(scalar);
   CHECK(scalar->values.shape == "scalar");
-  CHECK(scalar->title == "a rule (float32 NULL)");  // shape_text of 0-d (as the records always said)
+  CHECK(scalar->title == "a rule (float32 ())");  // a 0-d shape, not "NULL"
   // about_data: the empty sample (no element to read) is left out.
   const auto d = Declare("t.data", "t").must({"DEL-05"}).per_sample(true).records(nothing);
   CHECK(by_id(d, "t.data.empty") == nullptr);
   CHECK(by_id(d, "t.data.uint8") != nullptr);
+}
+
+TEST_CASE("shapes and articles in titles and messages") {
+  CHECK(shape_text(std::vector<int64_t>{}) == "()");
+  CHECK(shape_text(std::vector<int64_t>{4}) == "(4,)");
+  CHECK(shape_text(std::vector<int64_t>{2, 3}) == "(2, 3)");
+  // A tensor's own pointer: NULL is lawful for ndim 0 only, and said so.
+  CHECK(shape_text(nullptr, 0) == "() (shape pointer NULL, allowed for ndim 0)");
+  CHECK(shape_text(nullptr, 2) == "NULL");
+  const int64_t dims[] = {3, 4};
+  CHECK(shape_text(dims, 2) == "(3, 4)");
+  CHECK(with_article("offset tensor") == "an offset tensor");
+  CHECK(with_article("int16 array") == "an int16 array");
+  CHECK(with_article("empty array") == "an empty array");
+  CHECK(with_article("ext_dev:0 array") == "an ext_dev:0 array");
+  CHECK(with_article("8-bit code") == "an 8-bit code");
+  CHECK(with_article("uint8 array") == "a uint8 array");
+  CHECK(with_article("ones array") == "a ones array");
+  CHECK(with_article("oneapi:0 array") == "a oneapi:0 array");
+  CHECK(with_article("float32 tensor") == "a float32 tensor");
+  CHECK(with_article("3x4 array") == "a 3x4 array");
+  // A title's "a {param}" takes the article its value wants.
+  const auto v = Declare("t.art", "import of a {where} tensor").must({"DEL-01"}).combine("where", {"offset", "plain"})
+                     .records(nothing);
+  REQUIRE(v.size() == 2);
+  for (const CaseInfo& c : v)
+    CHECK(c.title == (c.params.at("where") == "offset" ? "import of an offset tensor" : "import of a plain tensor"));
 }
 
 TEST_CASE("a body reads what its case declares, and only that") {

@@ -143,7 +143,8 @@ void device_query_first(CaseContext& ctx) {
         if (!kw.contains("stream") || kw["stream"].is_none()) continue;
         ++with_stream;
         ctx.check(queried, "DEV-09",
-                  fmt::format("a stream is passed to a {} producer only after asking __dlpack_device__", device_name(dev)),
+                  fmt::format("a stream is passed to {} producer only after asking __dlpack_device__",
+                              with_article(device_name(dev))),
                   "__dlpack_device__ first", calls_text(f.p()));
       }
       f.settle(ctx);

@@ -35,8 +35,8 @@ void stream_rules(CaseContext& ctx, DLDevice dev, const char* req, const char* r
                            "no stream was recorded",
                            device_name(dev), result));
     for (const py::object& s : seen)
-      ctx.check(allowed(s), req, fmt::format("the stream passed for a {} producer follows the rule: {}",
-                                             device_name(dev), rule),
+      ctx.check(allowed(s), req, fmt::format("the stream passed for {} producer follows the rule: {}",
+                                             with_article(device_name(dev)), rule),
                 rule, py::repr(s).cast<std::string>() + " in " + calls);
   });
 }

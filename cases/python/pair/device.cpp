@@ -199,9 +199,9 @@ void pair_default(CaseContext& ctx) {
     ctx.charge("consumer");
     if (r.raised) {
       ctx.check_as(Severity::should, r.is("BufferError"), "DEV-04",
-                fmt::format("a consumer whose arrays live on {} and that cannot use a {} array refuses it with "
+                fmt::format("a consumer whose arrays live on {} and that cannot use {} array refuses it with "
                             "BufferError",
-                            device_name(p.to), device_name(p.from)),
+                            device_name(p.to), with_article(device_name(p.from))),
                 "BufferError", r.text + " (calls: " + record_text(p) + ")");
       return;
     }
@@ -269,7 +269,8 @@ void pair_to_cpu(CaseContext& ctx) {
           return;
         if (s->versioned)
           ctx.check((s->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "DEV-05",
-                    fmt::format("the host tensor served for a {} array is a copy, flagged IS_COPIED", device_name(p.from)),
+                    fmt::format("the host tensor served for {} array is a copy, flagged IS_COPIED",
+                                with_article(device_name(p.from))),
                     "IS_COPIED set", fmt::format("flags {:#x}", s->flags));
         if (s->elements && !ctx.check(*s->elements == pattern(), "DEV-05",
                                       "the host tensor served holds the array's elements (read before the consumer "
@@ -284,8 +285,8 @@ void pair_to_cpu(CaseContext& ctx) {
           r.text.find("keyword") != std::string::npos)
         ctx.skip("from_dlpack does not accept device= (" + r.text + "): a pre-2023.12 from_dlpack(x, /) signature");
       ctx.check(r.is("BufferError"), "DEV-08",
-                fmt::format("a consumer that cannot bring a {} array to the CPU refuses with BufferError",
-                            device_name(p.from)),
+                fmt::format("a consumer that cannot bring {} array to the CPU refuses with BufferError",
+                            with_article(device_name(p.from))),
                 "BufferError", r.text + " (calls: " + record_text(p) + ")");
       return;
     }
@@ -300,8 +301,8 @@ void pair_to_cpu(CaseContext& ctx) {
     if ((s && s->elements) || !s) ctx.charge("consumer");
     if (diff)
       ctx.check(diff->empty(), "DEV-08",
-                fmt::format("from_dlpack(x, device=cpu) of a {} array holds its elements in host memory",
-                            device_name(p.from)),
+                fmt::format("from_dlpack(x, device=cpu) of {} array holds its elements in host memory",
+                            with_article(device_name(p.from))),
                 "the reference pattern", *diff + " (calls: " + record_text(p) + ")");
   });
 }

@@ -80,7 +80,7 @@ bool plausible(const void* addr, const std::vector<int64_t>& shape, DLDataType d
     *why = "shape unreadable";
     return false;
   }
-  if (got != shape) { *why = "shape " + shape_text(got.data(), t.ndim); return false; }
+  if (got != shape) { *why = "shape " + shape_text(got); return false; }
   if (!dtype_equal(t.dtype, dtype)) { *why = "dtype " + dtype_name(t.dtype); return false; }
   return true;
 }

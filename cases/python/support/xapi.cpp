@@ -41,11 +41,11 @@ std::string diff_fields(const Fields& a, const Fields& b, bool address) {
     return "device " + device_name(a.device) + " vs " + device_name(b.device);
   if (!dtype_equal(a.dtype, b.dtype)) return "dtype " + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype);
   if (a.shape != b.shape)
-    return "shape " + shape_text(a.shape.data(), static_cast<int32_t>(a.shape.size())) + " vs " +
-           shape_text(b.shape.data(), static_cast<int32_t>(b.shape.size()));
+    return "shape " + shape_text(a.shape) + " vs " +
+           shape_text(b.shape);
   if (a.strides != b.strides)
-    return "strides " + shape_text(a.strides.data(), static_cast<int32_t>(a.strides.size())) + " vs " +
-           shape_text(b.strides.data(), static_cast<int32_t>(b.strides.size()));
+    return "strides " + shape_text(a.strides) + " vs " +
+           shape_text(b.strides);
   if (a.flags != b.flags) return fmt::format("flags {:#x} vs {:#x}", a.flags, b.flags);
   if (address && a.address != b.address) return fmt::format("data {:#x} vs {:#x}", a.address, b.address);
   return "";

@@ -25,8 +25,17 @@ std::optional<DLDataType> dtype_from_name(const std::string& name);
 std::string device_name(DLDevice d);        ///< "cpu:0", "cuda:1", "device_type 99:0"
 const char* layout_name(uint32_t layout);   ///< "contiguous", ...
 std::optional<uint32_t> layout_from_name(const std::string& name);
-std::string shape_text(const int64_t* v, int32_t n);  ///< "(2, 3)" or "NULL"
+/// A tensor's shape (or strides) read through its pointer: "(2, 3)", "(4,)", "()" for ndim 0;
+/// "NULL" for a NULL pointer, which ndim 0 allows: "() (shape pointer NULL, allowed for ndim 0)".
+std::string shape_text(const int64_t* v, int32_t n);
+/// Values held here: "(2, 3)", "(4,)", "()" (a 0-d shape).
+std::string shape_text(const std::vector<int64_t>& v);
 std::string hex_bytes(const void* p, size_t n);
+/// `phrase` after its indefinite article, as it is spoken: "an int16 (3,) tensor", "an offset
+/// tensor", "an empty array", but "a uint8 tensor", "a ones array", "a 3x4 tensor".
+std::string with_article(const std::string& phrase);
+/// Whether the article before `phrase` is "an".
+bool wants_an(const std::string& phrase);
 bool dtype_equal(DLDataType a, DLDataType b);
 /// Where an enum value of a tensor stands against the DLPack versions the validator knows:
 /// defined by a release (up to 1.3), provisional (only on DLPack's unreleased main after 1.3:

@@ -6,6 +6,8 @@
 #include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,35 @@
 namespace dlpv {
 
 namespace {
+
+/// "cannot write or replace PATH: why", in words a user acts on. A report is written beside its
+/// path (PATH.tmp.PID) and then moved over it, so what decides is its folder: missing, not a
+/// folder, a pseudo filesystem (/proc, /sys), read-only, or closed to this user.
+std::string unwritable(const std::string& path, int err) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string head = "cannot write or replace '" + path + "': ";
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return head + "it is a folder; name a file";
+  if (stat(dir.c_str(), &st) != 0) return head + "its folder '" + dir + "' does not exist";
+  if (!S_ISDIR(st.st_mode)) return head + "'" + dir + "' is not a folder";
+  struct statfs fs {};
+  if (statfs(dir.c_str(), &fs) == 0) {
+    // The kernel's pseudo filesystems hold its own files, never a report.
+    constexpr long kProc = 0x9fa0, kSysfs = 0x62656572, kCgroup2 = 0x63677270, kDebugfs = 0x64626720;
+    const long type = static_cast<long>(fs.f_type);
+    const char* kind = type == kProc ? "proc" : type == kSysfs ? "sysfs" : type == kCgroup2 ? "cgroup2"
+                     : type == kDebugfs ? "debugfs" : nullptr;
+    if (kind)
+      return head + fmt::format("'{}' is on the {} pseudo filesystem, which holds only the kernel's own files (write "
+                                "the report to an ordinary folder)", dir, kind);
+  }
+  if (err == EROFS) return head + "'" + dir + "' is on a read-only filesystem";
+  if (err == EACCES || err == EPERM)
+    return head + "no permission to create a file in '" + dir + "' (the report is written there first, then moved "
+                  "over the path)";
+  return head + std::strerror(err);
+}
 
 /// For a --filter that matches no case: the glob it probably meant, in words (or ""). Tries the
 /// usual slips: a bare id segment ("deleter" for "deleter.*" or "*deleter*"), '_' for '.' and
@@ -61,7 +92,7 @@ std::string near_miss(const AppConfig& cfg) {
 void check_writable(const std::string& path) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  if (!f) throw BadInput{unwritable(path, errno)};
   std::fclose(f);
   std::remove(tmp.c_str());
 }
@@ -258,13 +289,14 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
     std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+    if (!f) throw BadInput{unwritable(path, errno)};
     f << text;
     if (!f.flush()) throw BadInput{fmt::format("cannot write '{}'", path)};
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    throw BadInput{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+    throw BadInput{unwritable(path, err)};
   }
 }
 

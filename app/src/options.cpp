@@ -1,6 +1,7 @@
 // app/src/options.cpp: the options table (options.hpp) and the one place values are checked.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/bench.hpp>
+#include <dlpack_validate/ids.hpp>
 #include <dlpack_validate/options.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <fmt/format.h>
@@ -208,6 +209,10 @@ AppConfig config_from(const Values& values, Naming naming) {
   cfg.excludes = many("exclude");
   cfg.requirements = many("requirement");
   cfg.keywords = many("keyword");
+  for (const char* name : {"filter", "exclude", "requirement"})
+    for (const std::string& g : many(name))
+      if (const std::string why = glob_problem(g); !why.empty())
+        throw BadInput{fmt::format("{}: malformed glob '{}': {}", name_of(*find(name)), g, why)};
   for (const std::string& k : cfg.keywords) {
     try {
       keyword_match(k, "");

@@ -52,6 +52,37 @@ bool match_one(std::string_view p, std::size_t i, char c, std::size_t& next) {
 
 }  // namespace
 
+std::string glob_problem(std::string_view p) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '\\') {
+      if (i + 1 == p.size()) return "a lone \\ at its end (\\ escapes the character after it)";
+      ++i;
+      continue;
+    }
+    if (p[i] != '[') continue;
+    std::size_t j = i + 1;
+    if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
+    bool first = true;
+    for (; j < p.size() && (p[j] != ']' || first); first = false) {
+      char lo = p[j];
+      if (lo == '\\' && j + 1 < p.size()) lo = p[++j];
+      if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+        char hi = p[j + 2];
+        if (hi == '\\' && j + 3 < p.size()) hi = p[++j + 2];
+        if (hi < lo)
+          return "the range " + std::string(1, lo) + "-" + std::string(1, hi) + " in its [...] is backwards (it matches nothing)";
+        j += 3;
+      } else {
+        j += 1;
+      }
+    }
+    if (j >= p.size())
+      return "unclosed [ at character " + std::to_string(i + 1) + " (a [...] set needs its ]; \\[ matches a [ itself)";
+    i = j;
+  }
+  return {};
+}
+
 bool glob_match(std::string_view p, std::string_view t) {
   std::size_t pi = 0, ti = 0;
   std::size_t star_p = std::string_view::npos, star_t = 0;

@@ -44,11 +44,17 @@ def main():
         ("unknown requirement", ["--requirement", "NOPE-1", a.reference], "no such requirement id"),
         ("exclude leaves nothing", ["--exclude", "*", a.reference], "no case matches"),
         ("filter matches nothing", ["--filter", "no.such.case*", a.reference], "no case matches"),
-        ("unwritable report path", ["--json", report, a.reference], "cannot write"),
+        ("unwritable report path", ["--json", report, a.reference], "its folder '" + os.path.dirname(report) + "' does not exist"),
+        ("report path a folder", ["--html", w, a.reference], "it is a folder"),
+        ("malformed glob", ["--filter", "[", a.reference], "malformed glob '[': unclosed ["),
+        ("malformed exclude glob", ["--exclude", "consumer.[a-", a.reference], "malformed glob 'consumer.[a-': unclosed ["),
+        ("backwards range", ["--filter", "consumer.[z-a]*", a.reference], "backwards"),
         ("no subject", [], "no subject"),
     ]
     if libm:
         table.append(("library without dlpv_get_plugin", [libm], "dlpv_get_plugin"))
+    if os.path.exists("/proc/version"):  # a pseudo filesystem's file: said so, not "No such file or directory"
+        table.append(("report path in /proc", ["--html", "/proc/version", a.reference], "proc pseudo filesystem"))
     # Baselines (when this build has --baseline): unreadable or malformed is bad input, and no
     # report is written when the run never starts.
     helptext = subprocess.run([a.validator, "--help"], capture_output=True, text=True).stdout

@@ -14,6 +14,11 @@ namespace dlpv {
 /// `[abc]` / `[a-z]` / `[!x]` / `[^x]` a set, `\c` a literal c.
 bool glob_match(std::string_view pattern, std::string_view text);
 
+/// What is malformed in a glob, in a few words ("unclosed [ at character 1"), or "" when it is
+/// well-formed. (glob_match reads a malformed one anyway: an unclosed '[' as a literal '[', a
+/// trailing '\' as itself; a user who typed one meant something else.)
+std::string glob_problem(std::string_view pattern);
+
 /// pattern with * ? [ ] \ escaped, so it matches exactly `literal`.
 std::string glob_escape(std::string_view literal);
 

@@ -244,16 +244,59 @@ bool is_strict(const json& run) {
   return run.contains("options") && flag(run["options"], "strict");
 }
 
+namespace {
+/// Where in the exchange a phase is, as a sentence's end ("in its deleter").
+std::string phase_words(const std::string& phase) {
+  if (phase == "export") return "while exporting a tensor";
+  if (phase == "import") return "while importing a tensor";
+  if (phase == "read") return "while its array's data was read";
+  if (phase == "release") return "while releasing an array";
+  if (phase == "deleter") return "in its deleter";
+  if (phase == "inspect") return "while the validator read the tensor it had exported (a bad pointer in it)";
+  if (phase == "exchange_api") return "in its exchange API";
+  if (phase == "setup" || phase == "make") return "while the case made its input";
+  if (phase == "load" || phase == "loading" || phase.rfind("probe", 0) == 0) return "while it was loaded or probed";
+  return phase.empty() ? std::string() : "in phase '" + phase + "'";
+}
+}  // namespace
+
+std::string death_statement(const json& run, const json& r) {
+  const std::string st = status_of(r);
+  if (st == "error") {
+    const std::string msg = text(r, "message");
+    return "the validator (its harness, or the package's adapter) failed here, not the library under test (no "
+           "finding about it)" +
+           (msg.empty() ? std::string() : ": " + msg);
+  }
+  if (st != "crash") return {};
+  const std::string sig = text(r, "signal"), phase = text(r, "phase"), msg = text(r, "message");
+  std::string who = "the library under test";
+  const Charge c = charge_of(run, r);
+  if (text(r, "role") == "pair" && c.subject >= 0) who += " (" + subject_name(run, c.subject) + ", the " + c.side + ")";
+  std::string how;
+  if (!sig.empty()) how = "crashed (" + sig + ")";
+  else if (msg.find("exited with status") != std::string::npos) how = "ended the process (it called exit)";
+  else how = "ended the process";
+  std::string s = who + " " + how;
+  const std::string where = phase_words(phase);
+  if (!where.empty()) s += " " + where;
+  s += "; the validator survived and went on (the case ran in a worker process of its own)";
+  // The message as the harness wrote it: "killed by SIGSEGV (11) in phase 'deleter'" says no
+  // more than the above; what follows it ("(testing DEL-08)"), or another wording, does.
+  const std::string plain = "killed by " + sig + " in phase '" + phase + "'";
+  if (!sig.empty() && msg.rfind(plain, 0) == 0) {
+    if (msg.size() > plain.size()) s += msg.substr(plain.size());
+  } else if (!msg.empty()) {
+    s += ". The worker: " + msg;
+  }
+  return s;
+}
+
 std::string reason_line(const json& run, const json& r) {
   std::string st = status_of(r);
   std::string msg = text(r, "message");
   const json& b = member(r, "baseline");
-  if (st == "crash") {
-    std::string sig = text(r, "signal");
-    std::string s = sig.empty() ? "crashed" : "crashed with " + sig;
-    if (!text(r, "phase").empty()) s += " in phase " + text(r, "phase");
-    return msg.empty() ? s : s + ": " + msg;
-  }
+  if (st == "crash") return death_statement(run, r);
   if (st == "timeout") {
     std::string limit = run.contains("options") ? text(run["options"], "timeout_s") : "";
     std::string s = limit.empty() ? "timed out" : "no result within " + limit + " s";

@@ -102,6 +102,12 @@ std::string utf8_prefix(const std::string& s, std::size_t max_bytes);
 /// "crash: SIGSEGV (11) in phase read" style reason for the non-pass statuses.
 std::string reason_line(const json& run, const json& result);
 
+/// Who died, in plain words, for a crash ("the library under test crashed (SIGSEGV (11)) in its
+/// deleter; the validator survived and went on") or an error ("the validator itself failed
+/// ..."); "" for the other statuses. A crash's message is added only where it says more than
+/// its signal and phase.
+std::string death_statement(const json& run, const json& result);
+
 /// The record itself when it has a summary object; otherwise a finalised copy kept in
 /// `storage`, so a writer handed an unfinalised record still prints a truthful verdict.
 const json& with_summary(const json& run, json& storage);

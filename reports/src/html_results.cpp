@@ -100,7 +100,9 @@ std::string result_detail(const json& run, const std::vector<std::size_t>& membe
   }
   out += row("requirements", reqs.empty() ? "" : "<ul>" + reqs + "</ul>");
   out += row("severity", html_escape(text(r, "severity")));
-  out += row("reason", html_escape(reason_line(run, r)));
+  // The reason is the heading of the cause this record sits under (a crash's, say) unless it
+  // differs from it: not said twice.
+  if (reason_line(run, r) != cause_message(run, r)) out += row("reason", html_escape(reason_line(run, r)));
   if (!charge_text(run, r).empty()) out += row("charged", html_escape(charge_text(run, r)));
   if (!rerun_command(run, r).empty()) out += row("run it again", code(rerun_command(run, r)));
   if (!text(member(r, "baseline"), "confirmed_by").empty())

@@ -148,7 +148,7 @@ std::string common_prefix(const std::vector<const nlohmann::ordered_json*>& rs) 
   return p.substr(0, dot);
 }
 
-void cause_lines(const Cause& c, bool dead, std::string& out) {
+void cause_lines(const nlohmann::ordered_json& rec, const Cause& c, bool dead, std::string& out) {
   const auto& rep = *c.results.front();
   const std::size_t n = c.results.size();
   std::set<std::string> messages, expected, observed;
@@ -163,6 +163,9 @@ void cause_lines(const Cause& c, bool dead, std::string& out) {
   }
   std::string msg = detail::text(rep, "message");
   if (msg.empty() && c.status == "xpass") msg = "passed, but the baseline expects it to fail";
+  // A death says who died: the library under test (the validator went on) or the validator.
+  const std::string death = detail::death_statement(rec, rep);
+  if (!death.empty()) msg = death;
   out += fmt::format("    {:<7} x {:<3} {}\n", upper(c.status), n, one_line(msg.empty() ? "(no message)" : msg));
   if (messages.size() > 1)
     out += fmt::format("                ({} distinct messages, differing only in parentheses or numbers; above: {})\n",
@@ -174,7 +177,7 @@ void cause_lines(const Cause& c, bool dead, std::string& out) {
                        all->size() > 1 ? fmt::format("  [{} values; this one from {}]", all->size(), detail::text(rep, "id"))
                                        : std::string());
   }
-  if (detail::member(rep, "signal").is_string())
+  if (detail::member(rep, "signal").is_string() && c.status != "crash")
     out += "                signal: " + detail::text(rep, "signal") + ", phase: " + detail::text(rep, "phase") + "\n";
   if (dead && !cited.empty()) {
     std::string list;
@@ -254,7 +257,7 @@ void triage(const nlohmann::ordered_json& rec, std::string& out) {
         out += fmt::format("\n  {}{}{}  {} result{}\n", g.id, level.empty() ? "" : " [" + level + "]",
                            summary.empty() ? "" : " " + one_line(summary, 160), g.count, g.count == 1 ? "" : "s");
       }
-      for (const auto& c : g.causes) cause_lines(c, g.id.empty(), out);
+      for (const auto& c : g.causes) cause_lines(rec, c, g.id.empty(), out);
     }
   }
 }
@@ -347,9 +350,12 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
   for (const auto& s : subjects) {
     const int idx = s.value("index", 0);
     auto& counts = charged_counts[idx];
-    out += fmt::format("\nsubject {}: {}  [DLPack {}{}]\n  {}\n", idx, s.value("name", "?"),
-                       s.value("dlpack_version", "?"), s.value("legacy_only", false) ? ", legacy-only" : "",
-                       s.value("path", ""));
+    const std::string version = s.value("dlpack_version", "?");
+    out += fmt::format("\nsubject {}: {}  [{}{}]\n  {}\n", idx, s.value("name", "?"),
+                       // A package that could make no array here (no device) was never probed.
+                       version == "not probed" ? "DLPack versions not probed: no device here to make an array on"
+                                               : "DLPack " + version,
+                       s.value("legacy_only", false) ? ", legacy-only" : "", s.value("path", ""));
     for (const auto& n : s["notes"]) out += "  note: " + one_line(n.get<std::string>()) + "\n";
     out += "  implements: " + join(s["capabilities"], " ") + "\n  ";
     for (const char* st : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})

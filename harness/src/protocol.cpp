@@ -47,15 +47,17 @@ CaseOutcome outcome_from_json(const json& j) {
 }
 
 json subject_to_json(const SubjectInfo& s) {
-  return {{"index", s.index},
-          {"kind", s.kind},
-          {"path", s.path},
-          {"name", s.name},
-          {"major", s.dlpack_version.major},
-          {"minor", s.dlpack_version.minor},
-          {"capabilities", s.capabilities},
-          {"absent", s.absent},
-          {"notes", s.notes}};
+  json j = {{"index", s.index},
+            {"kind", s.kind},
+            {"path", s.path},
+            {"name", s.name},
+            {"major", s.dlpack_version.major},
+            {"minor", s.dlpack_version.minor},
+            {"capabilities", s.capabilities},
+            {"absent", s.absent},
+            {"notes", s.notes}};
+  if (!s.version_unknown.empty()) j["version_unknown"] = s.version_unknown;
+  return j;
 }
 
 SubjectInfo subject_from_json(const json& j) {
@@ -70,6 +72,7 @@ SubjectInfo subject_from_json(const json& j) {
   // Why capabilities are absent, as the worker's probes found it: the supervisor words a skip
   // it decides itself exactly as the worker would.
   s.absent = j.value("absent", std::map<std::string, std::string>{});
+  s.version_unknown = j.value("version_unknown", "");
   return s;
 }
 

@@ -14,6 +14,7 @@ bool SubjectInfo::has(const std::string& capability) const {
 
 std::string SubjectInfo::version_text() const {
   // 0.0 means "a pre-1.0 protocol of unknown minor" (a Python package without max_version).
+  if (!version_unknown.empty()) return "not probed";
   if (dlpack_version.major == 0 && dlpack_version.minor == 0) return "0.x";
   return fmt::format("{}.{}", dlpack_version.major, dlpack_version.minor);
 }

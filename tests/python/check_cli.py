@@ -45,6 +45,28 @@ def check_rerun(workdir):
     return problems
 
 
+def check_no_device(workdir):
+    """A package that can make no array here (CuPy without a GPU: its adapter declares no
+    device) was never probed: its DLPack versions are "not probed", never "legacy-only"."""
+    with open(os.path.join(workdir, "nodevice_adapter.py"), "w") as f:
+        f.write("from fakearray import Adapter\n\n\nclass NoDevice(Adapter):\n"
+                "    unavailable = 'no CUDA device (a stand-in for CuPy without a GPU)'\n\n"
+                "    def devices(self):\n        return []\n")
+    env = dict(os.environ, PYTHONPATH=workdir + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = os.path.join(workdir, "nodevice.json")
+    p = subprocess.run(RUN + ["nodevice_adapter:NoDevice", "--filter", "python.capsule.*", "--json", out],
+                       capture_output=True, text=True, errors="replace", env=env)
+    if p.returncode != 0:
+        return [f"no device: exit {p.returncode}: {p.stderr[-400:]!r}"]
+    s = json.load(open(out))["subjects"][0]
+    problems = []
+    if s["legacy_only"] or s["dlpack_version"] != "not probed":
+        problems.append(f"no device: the subject reads legacy_only={s['legacy_only']}, DLPack {s['dlpack_version']!r}")
+    if "legacy-only" in p.stdout or "versions not probed" not in p.stdout:
+        problems.append(f"no device: the summary calls it legacy-only or does not say it was not probed: {p.stdout[:600]!r}")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True)
@@ -63,6 +85,7 @@ def main():
         ("filter matches nothing", ["--filter", "no.such.case*", OK], "no case matches"),
         ("filter near miss", ["--filter", "python_capsule", OK], "did you mean --filter 'python.capsule"),
         ("malformed -k", ["-k", "capsule and", OK], "-k 'capsule and'"),
+        ("malformed glob", ["--filter", "python.[", OK], "malformed glob 'python.[': unclosed ["),
         ("-k matches nothing", ["-k", "no_such_word_xyz", OK], "no case matches"),
         ("unwritable report path", ["--json", os.path.join(a.workdir, "nodir", "x.json"), OK], "cannot write"),
         ("no subject", [], "no subject"),
@@ -121,6 +144,7 @@ def main():
     if p.returncode != 2 or "abc" not in p.stderr:
         problems.append(f"--timeout abc: exit {p.returncode} {p.stderr!r}")
     problems += check_rerun(a.workdir)
+    problems += check_no_device(a.workdir)
     for x in problems:
         print("PROBLEM:", x)
     print(f"{len(problems)} problem(s)")

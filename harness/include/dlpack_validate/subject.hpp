@@ -37,8 +37,11 @@ struct SubjectInfo {
   /// Why a capability is absent, in words a skip can quote (optional; the hello carries it, so
   /// the supervisor words the skips it decides itself as the worker would).
   std::map<std::string, std::string> absent;
+  /// Why the DLPack versions it speaks could not be probed ("" when they were): a package that
+  /// can make no array here (CuPy on a machine without a GPU) is not therefore legacy-only.
+  std::string version_unknown;
 
-  bool legacy_only() const { return dlpack_version.major < 1; }
+  bool legacy_only() const { return version_unknown.empty() && dlpack_version.major < 1; }
   bool has(const std::string& capability) const;
   std::string version_text() const;
 };

@@ -111,14 +111,14 @@ py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dty
     // An array the package cannot export at all (no __dlpack__: PyArrow's Tensor before 26, a
     // consumer-only library) is a fact about the package's arrays, not a refusal to judge.
     if (!py::hasattr(x, "__dlpack__"))
-      throw NotImplemented{fmt::format("the package's {} arrays have no __dlpack__ method (a {} {} {} array)",
-                                       py::type::of(x).attr("__qualname__").cast<std::string>(), layout,
-                                       dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())))};
+      throw NotImplemented{fmt::format("the package's {} arrays have no __dlpack__ method ({} {} {} array)",
+                                       py::type::of(x).attr("__qualname__").cast<std::string>(), with_article(layout),
+                                       dtype_name(dtype), shape_text(shape))};
     return x;
   } catch (py::error_already_set& e) {
     if (is_instance_of(e, PyExc_NotImplementedError))
-      throw NotImplemented{fmt::format("the adapter cannot make a {} {} {} array on {}: {}", layout,
-                                       dtype_name(dtype), shape_text(shape.data(), static_cast<int32_t>(shape.size())),
+      throw NotImplemented{fmt::format("the adapter cannot make {} {} {} array on {}: {}", with_article(layout),
+                                       dtype_name(dtype), shape_text(shape),
                                        device_name(where), describe(e))};
     throw;
   }
@@ -178,6 +178,8 @@ bool PythonSubject::probe_devices() {
                           "release_array", "exchange_api", "copy_keyword", "producer_protocol"})
       absent[c] = unavailable_;
     info_.notes.push_back(unavailable_ + ": every case is a skip");
+    // Nothing was exported or imported: which DLPack versions it speaks is unknown, not pre-1.0.
+    info_.version_unknown = "no array could be made here to probe them (" + unavailable_ + ")";
     return false;
   }
   if (home_.device_type != kDLCPU)
@@ -550,7 +552,7 @@ void PythonSubject::settle() {
 py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<int64_t>& shape) {
   const DLDevice where = case_device(*this, req.device);
   if (!reuse_) return make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
-  const std::string key = fmt::format("{} {} {} {} {}:{}", shape_text(shape.data(), static_cast<int32_t>(shape.size())),
+  const std::string key = fmt::format("{} {} {} {} {}:{}", shape_text(shape),
                                       dtype_name(req.dtype), layout_name(req.layout), req.flags,
                                       static_cast<int>(where.device_type), where.device_id);
   if (source_ && key == source_key_) return source_;

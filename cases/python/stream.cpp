@@ -102,9 +102,9 @@ void stream_queue_ordered(CaseContext& ctx) {
     if (py::hasattr(a, "synchronize")) a.attr("synchronize")();
     if (r.raised) ctx.harness_error(diff);
     ctx.check(diff.empty(), "STRM-05",
-              fmt::format("an export asked with a {} stream object is ordered after the array's queued writes: a read "
+              fmt::format("an export asked with {} stream object is ordered after the array's queued writes: a read "
                           "on that stream sees the final elements",
-                          device_name(*where)),
+                          with_article(device_name(*where))),
               "the final elements", diff);
   });
 }

@@ -49,8 +49,9 @@ struct Input {
   /// The layout that matters: a 0-d tensor has no strides to get wrong.
   std::string effective_layout() const { return dims.empty() && layout != "offset" ? "contiguous" : layout; }
   std::string text() const {
-    return fmt::format("a {} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}", dtype, layout,
-                       element_count(dims), misalign, other_thread ? ", imported on another thread" : "");
+    return with_article(fmt::format("{} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}", dtype,
+                                    layout, element_count(dims), misalign,
+                                    other_thread ? ", imported on another thread" : ""));
   }
   /// `base` (its device, its deleter) with this input's dtype, shape, layout and alignment.
   MadeSpec spec(MadeSpec base = {}) const {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <dlpack_validate/app.hpp>
 #include <dlpack_validate/explain.hpp>
+#include <dlpack_validate/ids.hpp>
 #include <dlpack_validate/options.hpp>
 #include <dlpack_validate/plugin_subject.hpp>
 #include <dlpack_validate/run_record.hpp>
@@ -24,6 +25,8 @@
 
 namespace {
 
+using dlpv::shell_word;
+
 std::string self_exe() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -32,15 +35,6 @@ std::string self_exe() {
   return buf;
 }
 
-/// A word for a shell command line: quoted when it holds anything but plain characters.
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
-                        std::string::npos)
-    return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 /// How to run this program again from the current directory: argv[0] as typed when it leads
 /// here from this directory (a path, or a name the shell finds on PATH), else the absolute

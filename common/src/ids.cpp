@@ -127,4 +127,13 @@ std::string area_of(std::string_view requirement_id) {
   return {};
 }
 
+std::string shell_word(std::string_view w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                        std::string_view::npos)
+    return std::string(w);
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace dlpv

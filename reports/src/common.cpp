@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dlpack_validate/ids.hpp"
 #include "dlpack_validate/reports.hpp"
 
 namespace dlpv::reports::detail {
@@ -367,19 +368,6 @@ std::string failing_requirement(const json& result) {
   const auto reqs = requirements_of(result);
   return reqs.empty() ? std::string() : reqs.front();
 }
-
-namespace {
-// Shell quoting for display: single quotes around words with characters the shell treats
-// specially.
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
-                        std::string::npos)
-    return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-}  // namespace
 
 std::string requirement_link(const json& run, const std::string& id) {
   const std::string doc = text(member(run, "tool"), "requirements_doc");

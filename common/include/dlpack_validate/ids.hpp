@@ -27,4 +27,9 @@ std::string glob_escape(std::string_view literal);
 /// KW/ERR/SEM protocol; "" for an unknown family.
 std::string area_of(std::string_view requirement_id);
 
+/// `word` as one shell word for a command line users copy: as it is when it holds only plain
+/// characters, else in single quotes (a quote inside written '\''). Shared by the CLI (its own
+/// invocation) and the reports (the "run it again" lines).
+std::string shell_word(std::string_view word);
+
 }  // namespace dlpv

@@ -135,6 +135,9 @@ class _State:
         self.results = {}      # key -> result dict
         self.ran = set()       # chunks this process ran (for the terminal line)
         self.plan_error = None
+        # how to run the validator again from here (the record's invocation: the interpreter,
+        # -P, and PYTHONPATH when the package is not installed); until a record says
+        self.invocation = " ".join(shlex.quote(a) for a in _python() + ["-m", "validator"])
 
     def cleanup(self):
         if self.owner:
@@ -191,6 +194,7 @@ class _State:
     def _load(self, c):
         with open(self._path(c, "json"), encoding="utf-8") as f:
             record = json.load(f)
+        self.invocation = record.get("invocation") or self.invocation
         for r in record.get("results", []):
             self.results[_key(r)] = r
         if record.get("not_run"):

@@ -133,8 +133,6 @@ class _State:
         self.chunk_of = {}     # item key -> chunk index
         self.chunks = []       # [[key, ...], ...]
         self.results = {}      # key -> result dict
-        self.ran = set()       # chunks this process ran (for the terminal line)
-        self.plan_error = None
         # how to run the validator again from here (the record's invocation: the interpreter,
         # -P, and PYTHONPATH when the package is not installed); until a record says
         self.invocation = " ".join(shlex.quote(a) for a in _python() + ["-m", "validator"])
@@ -227,7 +225,6 @@ class _State:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(record, f)
         os.replace(tmp, self._path(c, "json"))
-        self.ran.add(c)
 
     def _try_run(self, c, block):
         """Run chunk c unless it is done; with block, wait for whoever is running it."""

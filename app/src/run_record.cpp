@@ -157,6 +157,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                         {"name", s.name},
                         {"dlpack_version", s.version_text()},
                         {"legacy_only", s.legacy_only()},
+                        {"speaks", s.speaks()},
                         {"capabilities", s.capabilities},
                         {"notes", s.notes}});
   }

@@ -120,8 +120,17 @@ void consumer_input(CaseContext& ctx) {
                   " as it does a first import on the loading thread", "DLPV_OK",
                   fmt::format("refused with {}: {}", im.rc, im.error));
     }
-    if (ctx.checks().empty() || ctx.checks().back().status == Status::pass)
+    if (ctx.checks().empty() || ctx.checks().back().status == Status::pass) {
+      // A refusal of the rule's own kind is the consumer's right (a skip); any other is a
+      // refusal of the wrong kind (ERR-07; LAYOUT-11 for negative and zero strides): a warning.
+      if (im.rc != DLPV_UNSUPPORTED) {
+        ctx.check_as(Severity::should, false, in.rule() == "LAYOUT-11" ? "LAYOUT-11" : "ERR-07",
+                     "a consumer turning down " + what + " refuses cleanly (BufferError; DLPV_UNSUPPORTED from a plugin)",
+                     "BufferError / DLPV_UNSUPPORTED", fmt::format("refused with {}: {}", im.rc, im.error));
+        return;
+      }
       ctx.skip(fmt::format("the consumer refused {} cleanly ({}): {}", what, im.rc, im.error));
+    }
     return;
   }
   for (size_t i = 0; i < imports.size(); ++i)

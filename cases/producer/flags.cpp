@@ -68,6 +68,13 @@ void flags_read_only(CaseContext& ctx) {
   Request r = sample_request(ctx, DLPV_LAYOUT_CONTIGUOUS, DLPV_REQ_READ_ONLY);
   Exported e = export_or_skip(ctx, true, r, "FLAG-02");
   ctx.phase("inspect");
+  // A copy (IS_COPIED) is the consumer's to write (FLAG-09): READ_ONLY binds memory that "may not
+  // be written", not a copy of it (a lying copy flag is FLAG-05/06's to catch).
+  if (e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) {
+    ctx.check(true, "FLAG-02", fmt::format("the export of a read-only source is a copy (IS_COPIED, flags = {:#x}): "
+                                           "READ_ONLY is not needed", e.v->flags));
+    return;
+  }
   ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
             "a read-only source array is exported with READ_ONLY set", "bit 0 set",
             fmt::format("flags = {:#x}", e.v->flags));

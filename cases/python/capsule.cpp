@@ -19,7 +19,7 @@ void name_versioned(CaseContext& ctx) {
     ctx.phase("export");
     Call c = call_dlpack(x, kw_max(1, 3));
     if (c.is("TypeError")) ctx.skip("legacy-only producer: __dlpack__(max_version=(1, 3)) " + c.what());
-    if (c.raised) ctx.harness_error("__dlpack__(max_version=(1, 3)) " + c.what());
+    if (c.raised) refused_export(ctx, "__dlpack__(max_version=(1, 3))", c.what());
     const std::string name = capsule_name(c.value);
     void* p = capsule_pointer(c.value);
     const bool named = name == kVersionedName || name == kLegacyName;
@@ -75,7 +75,7 @@ void name_legacy(CaseContext& ctx) {
     Call c = call_dlpack(x);
     if (c.is("BufferError"))
       ctx.skip("__dlpack__() (max_version=None) " + c.what() + ": no legacy export (VER-06 reports it)");
-    if (c.raised) ctx.harness_error("__dlpack__() " + c.what());
+    if (c.raised) refused_export(ctx, "__dlpack__()", c.what());
     const std::string name = capsule_name(c.value);
     void* p = capsule_pointer(c.value);
     ctx.check((name == kLegacyName || name == kVersionedName) && p, "CAP-01",
@@ -106,7 +106,7 @@ void distinct(CaseContext& ctx) {
     py::object x = ps.make(kShape, kF32);
     py::dict kw = newest_kwargs(ps);
     Call a = call_dlpack(x, kw), b = call_dlpack(x, kw);
-    if (a.raised || b.raised) ctx.harness_error("__dlpack__ " + (a.raised ? a.what() : b.what()));
+    if (a.raised || b.raised) refused_export(ctx, "__dlpack__", a.raised ? a.what() : b.what());
     ctx.check(!a.value.is(b.value), "CAP-10", "two __dlpack__ calls return two capsule objects",
               "distinct capsules", "the same capsule object twice");
     void* pa = capsule_pointer(a.value);
@@ -131,7 +131,7 @@ Call export_big_watched(CaseContext& ctx, PythonSubject& ps, HeapWatch& h, py::o
   x = ps.make(kBig, kF32);
   ctx.phase("export");
   Call c = call_dlpack(x, newest_kwargs(ps));
-  if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+  if (c.raised) refused_export(ctx, "__dlpack__", c.what());
   return c;
 }
 

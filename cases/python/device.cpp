@@ -9,10 +9,46 @@ namespace {
 
 void device_matches(CaseContext& ctx) {
   with_python(ctx, [&](PythonSubject& ps) {
+    // A package that exports nothing (found at load) still answers __dlpack_device__: LAYOUT-13
+    // names BufferError for both methods of an array that cannot be exported. A refusal of
+    // another type is a refusal all the same: a warning (the rule's exception, not a MUST).
+    if (!ps.facts().refuses_exports.empty()) {
+      py::object x = ps.make(kShape, kF32);
+      Call d = attempt([&] { return x.attr("__dlpack_device__")(); });
+      ctx.check(!d.is("TypeError"), "KW-11", "__dlpack_device__() takes no arguments besides self",
+                "a result, or an exception other than TypeError", d.what());
+      ctx.check_as(Severity::should, d.is("BufferError") || !d.raised, "LAYOUT-13",
+                   "__dlpack_device__() of an array that cannot be exported (" + ps.facts().refuses_exports +
+                       ") refuses with BufferError, as __dlpack__ does (\"__dlpack__/__dlpack_device__ raise "
+                       "BufferError\")",
+                   "BufferError, or the device", d.what());
+      return;
+    }
+    if (!ps.info().has(need::producer_protocol)) {
+      const auto why = ps.info().absent.find(need::producer_protocol);
+      ctx.skip(why != ps.info().absent.end() ? why->second : "the subject has no DLPack producer protocol");
+    }
     py::object x = ps.make(kShape, kF32);
     Call d = attempt([&] { return x.attr("__dlpack_device__")(); });
-    if (!ctx.check(!d.raised, "KW-11", "__dlpack_device__() takes no arguments besides self", "a result", d.what()))
+    // KW-11 is about the signature: only a TypeError (a missing argument) breaks it. Any other
+    // exception is an answer to the call, judged by DEV-01 ("returns a pair"); BufferError is
+    // how an array that cannot be exported refuses (LAYOUT-13: "__dlpack__/__dlpack_device__
+    // raise BufferError"), and with __dlpack__ refusing too there is nothing to compare.
+    ctx.check(!d.is("TypeError"), "KW-11", "__dlpack_device__() takes no arguments besides self",
+              "a result, or an exception other than TypeError", d.what());
+    if (d.raised) {
+      if (d.is("TypeError")) return;
+      const Call c = call_dlpack(x, newest_kwargs(ps));
+      if (c.is("BufferError"))  // an array that cannot be exported: LAYOUT-13 names the exception for both
+        ctx.check_as(Severity::should, d.is("BufferError"), "LAYOUT-13",
+                     "__dlpack_device__() of an array whose __dlpack__ refuses it with BufferError raises BufferError "
+                     "too (\"__dlpack__/__dlpack_device__ raise BufferError\")",
+                     "BufferError", d.what());
+      else
+        ctx.check(false, "DEV-01", "__dlpack_device__() returns a pair (device_type, device_id)",
+                  "(device_type, device_id)", d.what() + "; __dlpack__ " + c.what());
       return;
+    }
     int dt = -1, id = -1;
     bool shaped = false;
     try {
@@ -40,7 +76,7 @@ void device_matches(CaseContext& ctx) {
 
 DLPV_CASES {
   Declare("python.device.matches_capsule", "__dlpack_device__() is a 2-tuple equal to the capsule's device")
-      .must({"DEV-01", "KW-11"}).python().also_needs(need::producer_protocol)
+      .must({"DEV-01", "KW-11", "LAYOUT-13"}).python()  // needs producer_protocol: the body asks
       .proven_by({"device_id_wrong"})
       .run(device_matches);
 }

@@ -62,9 +62,13 @@ std::optional<std::string> values_of(CaseContext& ctx, PythonSubject& ps, const 
   on_thread(in.other_thread, [&] { f = feed(ctx, ps, spec_of(ps, in), speaks_versioned(ps), {}, {}, in.rule()); });
   std::optional<std::string> diff;
   if (!f.result.raised) {
-    std::string d;
-    on_thread(in.other_thread, [&] { d = values_differ(ps, f.result.value, *f.made); });
-    diff = d;
+    Readback r;
+    on_thread(in.other_thread, [&] { r = read_back(ps, f.result.value, *f.made); });
+    if (!r.unreadable.empty()) {
+      f.settle(ctx);
+      ctx.skip(unreadable_reason(r.unreadable));
+    }
+    diff = r.diff;
   }
   f.settle(ctx);
   return diff;
@@ -89,19 +93,28 @@ void import_alive(CaseContext& ctx, PythonSubject& ps, const Input& in, int coun
       for (Feed& g : feeds)
         if (g.producer) g.settle(ctx);
       check_deleted_once(ctx, f, "DEL-08", "a refused tensor (" + what + ") is deleted exactly once");
+      // Refused as the rule names it (BufferError): the consumer's right, a skip; of another
+      // kind (ERR-07; LAYOUT-11 for negative and zero strides): a warning.
+      if (!f.result.is("BufferError")) {
+        ctx.check_as(Severity::should, false, in.rule() == "LAYOUT-11" ? "LAYOUT-11" : "ERR-07",
+                     "a consumer turning down " + what + " refuses with BufferError", "BufferError", f.result.text);
+        return;
+      }
       ctx.skip("the consumer refused " + what + ": " + f.result.text);
     }
   }
   ctx.phase("read", in.rule());
   std::vector<std::string> diffs(feeds.size());
   for (size_t i = 0; i < feeds.size(); ++i) {
-    on_thread(in.other_thread, [&] { diffs[i] = values_differ(ps, feeds[i].result.value, *feeds[i].made); });
+    Readback r;
+    on_thread(in.other_thread, [&] { r = read_back(ps, feeds[i].result.value, *feeds[i].made); });
     // The adapter's reader, not the import, cannot go on (NumPy has no bfloat16 to read
     // tvm_ffi's tensors with): our limit, said as such.
-    if (diffs[i].rfind("to_bytes raised NotImplementedError", 0) == 0) {
+    if (!r.unreadable.empty()) {
       for (Feed& f : feeds) f.settle(ctx);
-      ctx.skip("the adapter cannot read the imported array back: " + diffs[i].substr(std::string("to_bytes raised ").size()));
+      ctx.skip(unreadable_reason(r.unreadable));
     }
+    diffs[i] = r.diff;
   }
   for (size_t i = 0; i < feeds.size(); ++i) {
     feeds[i].settle(ctx);
@@ -202,7 +215,7 @@ void producer_input(CaseContext& ctx) {
                    fmt::format("({}, {}, {})", t->dtype.code, t->dtype.bits, t->dtype.lanes)))
       return;
     const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout));
-    ctx.check(diff.empty(), "LAYOUT-07",
+    ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
               "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
     if (!again) return;
     if (b.raised) {

@@ -280,7 +280,7 @@ void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const C
     return;
   }
   const std::string diff = data_mismatch(*t, sh.dims, kF32);
-  ctx.check(diff.empty(), "LAYOUT-07",
+  ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
             fmt::format("the tensor's data, byte_offset, shape and strides read the array's values ({} {}); asked {}",
                         tensor, source, asked),
             "the reference pattern", diff);

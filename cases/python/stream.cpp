@@ -101,7 +101,7 @@ void stream_queue_ordered(CaseContext& ctx) {
     t.release();
     if (py::hasattr(a, "synchronize")) a.attr("synchronize")();
     if (r.raised) ctx.harness_error(diff);
-    ctx.check(diff.empty(), "STRM-05",
+    ctx.check_as(Severity::must, diff.empty(), "STRM-05",
               fmt::format("an export asked with {} stream object is ordered after the array's queued writes: a read "
                           "on that stream sees the final elements",
                           with_article(device_name(*where))),

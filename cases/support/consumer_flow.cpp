@@ -6,6 +6,41 @@
 
 namespace dlpv::cases {
 
+// A refusal is clean only as the exception the rule names: BufferError from a Python package
+// (DLPV_UNSUPPORTED through its subject), DLPV_UNSUPPORTED from a plugin. ERR-07: "When the
+// consumer turns a tensor down for its device, dtype, lanes, ndim or version, the exception is
+// BufferError"; LAYOUT-11 the same for negative and zero strides ("or raises BufferError"). Any
+// other refusal is a refusal all the same, of the wrong kind: a warning on every path.
+void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement, const std::string& what) {
+  if (rc == DLPV_OK) return;
+  const std::string rule = requirement == "LAYOUT-11" ? "LAYOUT-11" : "ERR-07";
+  ctx.check_as(Severity::should, rc == DLPV_UNSUPPORTED, rule,
+               "a consumer turning down " + what + " refuses cleanly (BufferError; DLPV_UNSUPPORTED from a plugin)",
+               "BufferError / DLPV_UNSUPPORTED", fmt::format("return {}: {}", rc, ctx.subject().last_error()));
+}
+
+std::string refuses_plain_scalar(CaseContext& ctx, bool versioned) {
+  MadeSpec plain;
+  plain.shape = {};
+  auto made = MadeTensor::make(plain, versioned);
+  if (!made) ctx.harness_error("could not build the test tensor");
+  // A 0-d tensor's shape and strides have no entries: MadeTensor's empty vectors give NULL
+  // pointers, so point both at a slot of static storage (nothing is read through them).
+  static int64_t slot[1] = {0};
+  DLTensor& t = versioned ? made->versioned()->dl_tensor : made->legacy()->dl_tensor;
+  t.shape = slot;
+  t.strides = slot;
+  int rc = 0;
+  void* array = import_made(ctx, *made, versioned, &rc);
+  if (!array) {
+    const std::string why = fmt::format("{}: {}", rc, ctx.subject().last_error());
+    judge_refusal_ownership(ctx, *made, "a 0-d float32 tensor with its shape and strides set");
+    return why;
+  }
+  release_expecting_one_delete(ctx, array, *made);
+  return {};
+}
+
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
                         const char* requirement, Refusal refusal, const std::string& what) {
   ctx.phase("setup");
@@ -18,16 +53,20 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
     judge_refusal_ownership(ctx, *made, what);
     if (rc == DLPV_OK)
       ctx.check(false, requirement, "import returned DLPV_OK but no array", "an array", "NULL");
-    else if (refusal == Refusal::skips)
+    else if (refusal == Refusal::skips && rc == DLPV_UNSUPPORTED)
       ctx.skip(fmt::format("the consumer refused {} cleanly ({}): {}", what, rc, ctx.subject().last_error()));
+    else if (refusal == Refusal::skips)
+      judge_refusal_kind(ctx, rc, requirement, what);
     else if (refusal == Refusal::fails)
       ctx.check(false, requirement, "the consumer must import " + what,
                 "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
     else if (refusal == Refusal::warns)
       ctx.check_as(Severity::should, false, requirement, "the consumer should import " + what,
                    "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
-    else
+    else if (rc == DLPV_UNSUPPORTED)
       ctx.check(true, requirement, fmt::format("the consumer refused {} cleanly ({})", what, rc));
+    else
+      judge_refusal_kind(ctx, rc, requirement, what);
     return;
   }
   const int at_import = counted ? released_at_import(ctx, *made) : 0;
@@ -97,6 +136,7 @@ void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned
     judge_refusal_ownership(ctx, *made, what);
     ctx.check(rc != DLPV_OK, requirement, "import returned DLPV_OK but no array", "a refusal code", "DLPV_OK");
     ctx.check(true, requirement, fmt::format("refused {} (return {}: {})", what, rc, error));
+    judge_refusal_kind(ctx, rc, requirement, what);
     return;
   }
   ctx.check(false, requirement, "the consumer must refuse " + what, "a refusal",

@@ -41,6 +41,17 @@ void release_expecting_one_delete(CaseContext& ctx, void* array, const MadeTenso
 /// other than one.
 void judge_refusal_ownership(CaseContext& ctx, MadeTensor& made, const std::string& what);
 
+/// A refusal (rc other than DLPV_OK) of the rule's own kind passes, any other kind warns:
+/// ERR-07 (LAYOUT-11 where `requirement` is LAYOUT-11) at SHOULD, with what the consumer said.
+void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement, const std::string& what);
+
+/// Whether the consumer takes 0-d tensors at all: a 0-d float32 tensor whose shape and strides
+/// pointers are set (not NULL) is imported and released (DEL-02 judged), or refused (its
+/// ownership judged, DEL-08). "" when imported, else the refusal ("RC: last_error"). A consumer
+/// whose arrays have no 0-d form (Awkward Array) refuses it; one that only rejects NULL shape
+/// pointers takes it.
+std::string refuses_plain_scalar(CaseContext& ctx, bool versioned);
+
 /// The consumer must refuse this tensor (unknown dtype, foreign device ...): a clean refusal
 /// that releases the tensor exactly once (judge_refusal_ownership) passes; an import violates
 /// `requirement` (the array is then released, with the usual deleter accounting).

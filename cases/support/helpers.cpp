@@ -227,7 +227,7 @@ void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc, cons
   void* array = nullptr;
   const std::string refused = ctx.subject().refuses_device(t.spec().device);
   if (!refused.empty()) ctx.skip(refused);
-  ctx.phase("import", reaches);
+  ctx.phase("import", reaches, guard_meaning(t.spec(), versioned));
   *rc = versioned ? ctx.subject().import_versioned(t.versioned(), &array)
                   : ctx.subject().import_legacy(t.legacy(), &array);
   return *rc == DLPV_OK ? array : nullptr;
@@ -255,7 +255,9 @@ bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>
     ctx.check_as(Severity::must, false, "DEL-02",
                  "the consumer called the deleter during import but still uses the released tensor (poisoned by the deleter)",
                  "its own copy of the elements", diff);
-  return ctx.check(diff.empty(), requirement, what, "the reference pattern", diff);
+  // Wrong elements fail as MUST on every dtype, layout and route: a rule may let a consumer
+  // refuse a tensor (a SHOULD about the refusal), never misread one it took.
+  return ctx.check_as(Severity::must, diff.empty(), requirement, what, "the reference pattern", diff);
 }
 
 }  // namespace dlpv::cases

@@ -97,10 +97,9 @@ inline void judge_misread(CaseContext& ctx, const Input& in, const std::string& 
   }
   ctx.phase("judge");
   const std::string msg = "the imported array holds the tensor's elements: " + in.text() + " (shrunk: " + why + ")";
-  if (req == "LAYOUT-11")  // "read right or refused": a SHOULD (consumer.layout.*.reversed/broadcast)
-    ctx.check_as(Severity::should, false, req, msg, "the pattern", diff);
-  else
-    ctx.check(false, req.c_str(), msg, "the pattern", diff);
+  // Wrong elements are a MUST failure whatever the rule's strength for refusing (LAYOUT-11:
+  // "imports them with the right values or raises BufferError, and never misreads them").
+  ctx.check_as(Severity::must, false, req, msg, "the pattern", diff);
 }
 
 /// Run `f` on a thread of its own and wait for it; what it throws (a skip, a harness error, a

@@ -90,9 +90,9 @@ DLDevice CaseContext::device() {
   return *info_.values.device;
 }
 
-void CaseContext::phase(const std::string& name, const std::string& reaches) {
+void CaseContext::phase(const std::string& name, const std::string& reaches, const DeathMeaning& dies) {
   phase_ = name;
-  if (hook_) hook_(name, reaches);
+  if (hook_) hook_(name, reaches, dies);
 }
 
 bool CaseContext::check(bool ok, const std::string& requirement, const std::string& message,

@@ -113,6 +113,7 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
   PhaseClock clock(budget.load_s, budget.case_s, Clock::now());
   std::string phase = "setup";
   std::string reaches;  // the requirement the current phase tests, when it names one
+  json dies;            // what a death in the current phase means, when the case said (CaseContext::DeathMeaning)
   LoadStep loading;
   auto broken = [&](const std::string& what, const std::string& at) {
     w.kill_and_reap();
@@ -131,6 +132,7 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
       if (kind == "phase") {
         phase = protocol::string_field(ev, "phase");
         reaches = protocol::string_field(ev, "reaches");
+        dies = ev.contains("dies") && ev["dies"].is_object() ? ev["dies"] : json();
         if (phase.empty()) return broken("a phase event without a phase: " + quote_line(line), "setup");
         clock.enter(phase, Clock::now());
         loading = phase == "load" ? LoadStep{ev.value("subject", -1), protocol::string_field(ev, "step")} : LoadStep{};
@@ -187,6 +189,11 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
       r.outcome.status = Status::crash;
       const std::string why = death(w, r.outcome.signal, memory_limit_mib);
       r.outcome.message = why + " in phase '" + phase + "'" + (reaches.empty() ? "" : " (testing " + reaches + ")");
+      if (!dies.is_null() && !protocol::string_field(dies, "why").empty()) {
+        r.outcome.message += ": " + protocol::string_field(dies, "why");
+        r.outcome.expected = protocol::string_field(dies, "expected");
+        r.outcome.observed = protocol::string_field(dies, "observed") + " (" + why + ")";
+      }
     }
     return r;
   }

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/tensor.hpp>
+#include <fmt/format.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -241,6 +242,19 @@ void MadeTensor::poisoned_versioned_deleter(DLManagedTensorVersioned* self) {
 void MadeTensor::poisoned_legacy_deleter(DLManagedTensor* self) {
   auto* m = static_cast<MadeTensor*>(self->manager_ctx);
   if (alive(m)) m->deleter_calls_++;
+}
+
+CaseContext::DeathMeaning guard_meaning(const MadeSpec& spec, bool versioned) {
+  if (!spec.guard_after_prefix || !versioned) return {};
+  const std::string stamp = fmt::format("{}.{}", spec.version.major, spec.version.minor);
+  return {fmt::format("a refusal that reads no more than the first 32 bytes of the DLManagedTensorVersioned "
+                      "stamped {} (version, manager_ctx, deleter, flags)", stamp),
+          fmt::format("a read of its dl_tensor (byte 32 on) of a tensor stamped {}", stamp),
+          fmt::format("the library read the struct of a tensor stamped {}, which it must refuse unread (VER-03: \"It "
+                      "is not safe to access any other fields as the memory layout will have changed\"); the "
+                      "validator put dl_tensor on a PROT_NONE guard page so that such a read faults here, where it "
+                      "can be seen (in real use it would read whatever lies there)",
+                      stamp)};
 }
 
 }  // namespace dlpv

@@ -60,6 +60,13 @@ CaseOutcome run_case_in_process(const CaseInfo& info, Subject& subject,
       had_error = true;
     }
   }
+  if (need.empty()) {
+    // What the case made dies inside the case (Subject::after_case), under a phase of its own:
+    // a death there is this case's, and no later case inherits its leftovers.
+    if (hook) hook("cleanup", "", {});
+    subject.after_case();
+    if (peer && peer != &subject) peer->after_case();
+  }
   CaseOutcome out = ctx.finish(was_skipped ? &skipped : nullptr, had_error ? &harness : nullptr);
   out.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

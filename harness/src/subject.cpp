@@ -12,11 +12,27 @@ bool SubjectInfo::has(const std::string& capability) const {
   return false;
 }
 
+bool SubjectInfo::speaks_none() const {
+  return version_unknown.empty() && !has("export_versioned") && !has("export_legacy") && !has("import_versioned") &&
+         !has("import_legacy");
+}
+
 std::string SubjectInfo::version_text() const {
   // 0.0 means "a pre-1.0 protocol of unknown minor" (a Python package without max_version).
   if (!version_unknown.empty()) return "not probed";
+  if (speaks_none()) return "none";
   if (dlpack_version.major == 0 && dlpack_version.minor == 0) return "0.x";
   return fmt::format("{}.{}", dlpack_version.major, dlpack_version.minor);
+}
+
+std::string SubjectInfo::speaks() const {
+  if (!version_unknown.empty()) return "DLPack versions not probed: " + version_unknown;
+  if (speaks_none()) return "no DLPack import or export";
+  std::string out = "DLPack " + version_text();
+  if (legacy_only()) out += ", legacy-only";
+  if (!has("import_versioned") && !has("import_legacy")) out += ", no DLPack import";
+  if (!has("export_versioned") && !has("export_legacy")) out += ", no DLPack export";
+  return out;
 }
 
 namespace {

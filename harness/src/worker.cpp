@@ -239,9 +239,11 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       out.status = Status::error;
       out.message = std::string("unknown case id ") + id;
     } else {
-      auto hook = [](const std::string& phase, const std::string& reaches) {
+      auto hook = [](const std::string& phase, const std::string& reaches, const CaseContext::DeathMeaning& dies) {
         nlohmann::json ev{{"event", "phase"}, {"nonce", g_nonce}, {"phase", phase}};
         if (!reaches.empty()) ev["reaches"] = reaches;
+        if (!dies.why.empty())
+          ev["dies"] = {{"expected", dies.expected}, {"observed", dies.observed}, {"why", dies.why}};
         write_event(ev);
       };
       out = run_case_in_process(*info, *subjects[static_cast<size_t>(subject)], hook,

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
-#include <complex>
 #include <cstdio>
 #include <mutex>
 
@@ -49,7 +48,10 @@ py::list pattern(py::handle key, int64_t n) {
       case DLPV_CODE_BOOL: v = py::bool_(re != 0.0); break;
       case DLPV_CODE_INT:
       case DLPV_CODE_UINT: v = py::int_(static_cast<long long>(re)); break;
-      case DLPV_CODE_COMPLEX: v = py::cast(std::complex<double>(re, dlpv_pattern_value_imag(t, i))); break;
+      case DLPV_CODE_COMPLEX:  // a Python complex made directly (pybind11 casts std::complex only with complex.h)
+        v = py::reinterpret_steal<py::object>(PyComplex_FromDoubles(re, dlpv_pattern_value_imag(t, i)));
+        if (!v) throw py::error_already_set();
+        break;
       default: v = py::float_(re);
     }
     out[static_cast<size_t>(i)] = v;

@@ -351,11 +351,15 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     const int idx = s.value("index", 0);
     auto& counts = charged_counts[idx];
     const std::string version = s.value("dlpack_version", "?");
-    out += fmt::format("\nsubject {}: {}  [{}{}]\n  {}\n", idx, s.value("name", "?"),
-                       // A package that could make no array here (no device) was never probed.
-                       version == "not probed" ? "DLPack versions not probed: no device here to make an array on"
-                                               : "DLPack " + version,
-                       s.value("legacy_only", false) ? ", legacy-only" : "", s.value("path", ""));
+    // What it speaks, as the record words it (records from before 'speaks' say it from the
+    // version and legacy_only).
+    const std::string speaks =
+        s.contains("speaks") && s["speaks"].is_string()
+            ? s["speaks"].get<std::string>()
+            : (version == "not probed" ? "DLPack versions not probed: no device here to make an array on"
+                                       : "DLPack " + version + (s.value("legacy_only", false) ? ", legacy-only" : ""));
+    out += fmt::format("\nsubject {}: {}  [{}]\n  {}\n", idx, s.value("name", "?"), one_line(speaks),
+                       s.value("path", ""));
     for (const auto& n : s["notes"]) out += "  note: " + one_line(n.get<std::string>()) + "\n";
     out += "  implements: " + join(s["capabilities"], " ") + "\n  ";
     for (const char* st : {"pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"})

@@ -61,6 +61,19 @@ print("no-numpy:", checked, "arrays made and read back")
 """
 
 
+PATTERNS = r"""
+from validator import pattern, pattern_bytes
+from validator.adapters.generic import _KEYS
+for key in _KEYS:
+    values = pattern(key, 7)
+    assert len(values) == 7, (key, values)
+    if key[0] == 5:
+        assert all(isinstance(v, complex) for v in values), (key, values)
+    assert len(pattern_bytes(key, 8)) == (8 * key[1] + 7) // 8, key
+print("pattern:", len(_KEYS), "dtypes")
+"""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", default=None)
@@ -120,6 +133,47 @@ def main():
         problems.append(f"no-numpy: exit {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
     else:
         print(p.stdout.strip())
+
+    # 5. arrays without __dlpack__ (Awkward Array's kind): every case that needs the read-back is
+    # a skip saying why, none a finding about the package, and -j 1 gives the same statuses
+    proc, rec = run(workdir, "noreadback", "noreadback")
+    got = {r["id"]: r for r in rec["results"]}
+    charged = sorted(cid for cid, r in got.items() if r["status"] in UNEXPECTED | {"warn"}
+                     and "to_bytes raised" in json.dumps(r))
+    if charged:
+        problems.append(f"noreadback: the read-back the validator cannot make is charged to the package: {charged[:8]}")
+    reasons = [r.get("message", "") for r in got.values() if r["status"] == "skip"]
+    if not any(m.startswith("the validator cannot read the imported array back") for m in reasons):
+        problems.append("noreadback: no case skips for the read-back (the rule's reason is missing)")
+    proc1, rec1 = run(workdir, "noreadback_j1", "noreadback", extra=["-j", "1"])
+    differ = sorted(cid for cid, r in got.items() if {x["id"]: x["status"] for x in rec1["results"]}.get(cid)
+                    != r["status"])
+    if differ:
+        problems.append(f"noreadback: -j 1 and the default differ on {differ[:8]}")
+
+    # 6. a from_dlpack that refuses everything: no DLPack spoken, one finding (KW-10), no error
+    proc, rec = run(workdir, "speaksnone", "speaksnone")
+    subject = rec["subjects"][0]
+    if subject.get("speaks") != "no DLPack import or export" or subject.get("legacy_only"):
+        problems.append(f"speaksnone: the subject reads {subject.get('speaks')!r}, legacy_only "
+                        f"{subject.get('legacy_only')}")
+    bad = sorted((r["id"], r["status"]) for r in rec["results"] if r["status"] in UNEXPECTED | {"warn"})
+    if bad != [("python.consumer.kw.any_object", "fail")]:
+        problems.append(f"speaksnone: expected one KW-10 finding, got {bad[:10]}")
+
+    # 7. SystemExit from __dlpack__ is no refusal: the copy requests fail, saying so
+    proc, rec = run(workdir, "exits", "exits", extra=["--filter", "python.kw.*", "--filter", "python.request.*"])
+    exits = [r for r in rec["results"] if "SystemExit" in json.dumps(r)]
+    if not exits or any(r["status"] not in ("fail", "warn") for r in exits):
+        problems.append("exits: SystemExit from __dlpack__ is not a failure of the request: " +
+                        str(sorted((r["id"], r["status"]) for r in exits)[:6]))
+    if any(r["status"] in ("error", "crash") for r in rec["results"]):
+        problems.append("exits: a SystemExit became a validator error or ended a worker")
+
+    # 8. validator.pattern and pattern_bytes for every dtype of the table (complex included)
+    p = subprocess.run([sys.executable, "-c", PATTERNS], capture_output=True, text=True)
+    if p.returncode != 0:
+        problems.append(f"pattern: exit {p.returncode}: {(p.stdout + p.stderr)[-1500:]}")
 
     for line in problems:
         print("PROBLEM:", line)

@@ -21,7 +21,7 @@ void deleter_once(CaseContext& ctx) {
       ctx.note("from_dlpack released the tensor during import (it copied the data: lawful)");
     }
     const std::string diff = values_differ(ps, f.result.value, *f.made);
-    ctx.check(diff.empty(), "DEL-02",
+    ctx.check_as(Severity::must, diff.empty(), "DEL-02",
               early ? "the imported array holds the values (its own copy: the released tensor's memory is poisoned)"
                     : "the imported array holds the values",
               "the pattern", diff);

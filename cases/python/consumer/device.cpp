@@ -212,7 +212,7 @@ void device_cpu(CaseContext& ctx) {
                 f.result.text + " after " + calls);
     } else {
       const std::string diff = values_differ(ps, f.result.value, *f.made);
-      ctx.check(diff.empty(), "DEV-08",
+      ctx.check_as(Severity::must, diff.empty(), "DEV-08",
                 "from_dlpack(x, device=cpu) of a CUDA array holds the array's values in host memory (from a "
                 "dl_device=(1, 0) copy or the consumer's own device-to-host copy)",
                 "the pattern", diff + " (calls: " + calls + ")");

@@ -18,7 +18,7 @@ void struct_from_name_legacy(CaseContext& ctx) {
                    "an array", f.result.what()))
       return;
     const std::string diff = values_differ(ps, f.result.value, *f.made);
-    ctx.check(diff.empty(), "CAP-09", "the struct is read as the kind its capsule name says (DLManagedTensor)",
+    ctx.check_as(Severity::must, diff.empty(), "CAP-09", "the struct is read as the kind its capsule name says (DLManagedTensor)",
               "the pattern", diff);
     f.settle(ctx);
     check_deleted_once(ctx, f, "DEL-02", "deleted exactly once in the end");
@@ -48,7 +48,7 @@ void struct_minor_ahead(CaseContext& ctx) {
       return;
     }
     const std::string diff = values_differ(ps, f.result.value, *f.made);
-    ctx.check(diff.empty(), "CAP-09", what + " is read as a DLManagedTensorVersioned", "the pattern", diff);
+    ctx.check_as(Severity::must, diff.empty(), "CAP-09", what + " is read as a DLManagedTensorVersioned", "the pattern", diff);
     f.settle(ctx);
     check_deleted_once(ctx, f, "DEL-02", "deleted exactly once in the end");
   });

@@ -92,7 +92,19 @@ Feed feed_plain(CaseContext& ctx, PythonSubject& ps, py::dict kwargs = py::dict(
 /// A scripted producer labelled with `device` (host memory under the label): which streams it was given.
 Feed stream_feed(CaseContext& ctx, PythonSubject& ps, DLDevice device);
 
-/// Values of the imported array, compared with the tensor's pattern ("" when equal).
+/// What reading an imported array back showed: `diff` ("" when its values are the tensor's
+/// pattern), or `unreadable` (why the adapter cannot read it: its to_bytes raised
+/// NotImplementedError, e.g. generic mode and an array type without __dlpack__).
+struct Readback {
+  std::string diff;
+  std::string unreadable;
+};
+Readback read_back(PythonSubject& ps, py::handle array, const MadeTensor& made);
+/// Why the validator cannot judge an array it cannot read: the skip every case gives (one rule).
+std::string unreadable_reason(const std::string& why);
+/// Values of the imported array, compared with the tensor's pattern ("" when equal). A
+/// read-back the adapter cannot make is no finding about the library: it ends the case as a
+/// skip (PythonSubject::NotImplemented, which with_python turns into one) with that reason.
 std::string values_differ(PythonSubject& ps, py::handle array, const MadeTensor& made);
 /// The scripted producer's recorded calls, as text.
 std::string calls_text(ScriptedProducer& p);

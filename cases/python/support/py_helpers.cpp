@@ -21,6 +21,16 @@ std::string Call::what() const {
   }
 }
 
+void refused_export(CaseContext& ctx, const std::string& what, const std::string& answer) {
+  ctx.skip("the package refused the export this case starts from: " + what + " " + answer +
+           " (its answer, not a failure of the validator; the cases about that request judge it)");
+}
+
+bool is_no_refusal(const py::error_already_set& e) {
+  return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError) || e.matches(PyExc_SystemError) ||
+         e.matches(PyExc_RecursionError);
+}
+
 Call call_dlpack(py::handle x, py::dict kwargs) {
   return attempt([&] { return x.attr("__dlpack__")(**kwargs); });
 }

@@ -17,8 +17,19 @@ namespace dlpv::python {
 
 inline const DLDataType kF32{kDLFloat, 32, 1};
 
+/// Raised by attempt() for an exception that answers no request: SystemExit, KeyboardInterrupt
+/// (BaseExceptions that end programs), MemoryError, SystemError and RecursionError (ERR-02
+/// names running out of memory among the failures that are not BufferError refusals). A case
+/// never reads one as a refusal: with_python records it against the case's first requirement.
+struct NotARefusal {
+  std::string text;
+};
+/// True for the exceptions NotARefusal stands for.
+bool is_no_refusal(const py::error_already_set& e);
+
 /// Run `body` with the GIL held. A Python exception nobody expected is a harness error (the
-/// message names it); an adapter's NotImplementedError is a skip.
+/// message names it); an adapter's NotImplementedError is a skip; a NotARefusal is the library's
+/// failure, at the case's severity.
 template <class F>
 void with_python(CaseContext& ctx, F&& body) {
   PythonSubject& ps = python_subject(ctx);
@@ -35,9 +46,20 @@ void with_python(CaseContext& ctx, F&& body) {
     problem = "unexpected Python exception: " + describe(e);
   } catch (const PythonSubject::NotImplemented& n) {
     ctx.skip(n.reason);
+  } catch (const NotARefusal& f) {
+    ctx.check(false, ctx.info().requirements.front(),
+              "the library raised an exception that is no answer to the request (a refusal is an Exception such as "
+              "BufferError, TypeError or ValueError; SystemExit, KeyboardInterrupt and MemoryError are failures)",
+              "an answer or a refusal", f.text);
+    ctx.stop();
   }
   ctx.harness_error(problem);
 }
+
+/// The export a case needs before it can judge anything was refused: the library's answer, not
+/// a failure of the validator (a skip that quotes it; a refusal the rules judge is judged by the
+/// case that asks for it). `what` names the call ("__dlpack__(max_version=(1, 3))").
+[[noreturn]] void refused_export(CaseContext& ctx, const std::string& what, const std::string& answer);
 
 /// Outcome of calling something that may raise.
 struct Call {
@@ -56,6 +78,7 @@ Call attempt(F&& f) {
   try {
     c.value = f();
   } catch (py::error_already_set& e) {
+    if (is_no_refusal(e)) throw NotARefusal{"raised " + describe(e)};
     c.raised = true;
     c.type = exception_type(e);
     c.text = describe(e);

@@ -13,7 +13,7 @@ py::dict newest_kwargs(PythonSubject& ps) {
 // capsule as a consumer would (the capsule, renamed, is dropped).
 Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x) {
   Call c = call_dlpack(x, newest_kwargs(ps));
-  if (c.raised) ctx.harness_error("__dlpack__ " + c.what());
+  if (c.raised) refused_export(ctx, "__dlpack__", c.what());
   return take(ctx, c.value, "CAP-01");
 }
 

@@ -115,8 +115,16 @@ void set_case_time_limit_s(double seconds);
 
 class CaseContext {
  public:
-  /// (phase, the requirement that phase puts to the test, or "").
-  using PhaseHook = std::function<void(const std::string&, const std::string&)>;
+  /// What a death in a phase means where the case knows more than "the library crashed": the
+  /// validator's own instruments (a guard page behind a struct the library must not read) make
+  /// a breach fault on purpose. Shown with the crash as expected / observed and why.
+  struct DeathMeaning {
+    std::string expected;
+    std::string observed;
+    std::string why;
+  };
+  /// (phase, the requirement that phase puts to the test or "", what a death there means).
+  using PhaseHook = std::function<void(const std::string&, const std::string&, const DeathMeaning&)>;
   CaseContext(const CaseInfo& info, Subject& subject, PhaseHook hook = {}, Subject* peer = nullptr);
 
   const CaseInfo& info() const { return info_; }
@@ -137,7 +145,7 @@ class CaseContext {
   /// `reaches`: the requirement this phase puts to the test when that is not the case's own
   /// (a pair case feeding a CUDA tensor to a CPU consumer reaches DEV-04 before its own
   /// check): a crash or hang in the phase is charged to it.
-  void phase(const std::string& name, const std::string& reaches = {});
+  void phase(const std::string& name, const std::string& reaches = {}, const DeathMeaning& dies = {});
   /// The phase of a case that waits for a library to load in a helper process of its own
   /// (kCaseLoadingPhase): the supervisor gives it the load deadline (--load-timeout), not
   /// case time, and the case's time starts again with the next phase. Loading is not a case.

@@ -41,9 +41,16 @@ struct SubjectInfo {
   /// can make no array here (CuPy on a machine without a GPU) is not therefore legacy-only.
   std::string version_unknown;
 
-  bool legacy_only() const { return version_unknown.empty() && dlpack_version.major < 1; }
+  /// Probed, and neither exports nor imports a DLPack tensor (ndonnx 0.23: every __dlpack__
+  /// and every from_dlpack refused): it speaks no DLPack, which is not "legacy-only".
+  bool speaks_none() const;
+  bool legacy_only() const { return version_unknown.empty() && dlpack_version.major < 1 && !speaks_none(); }
   bool has(const std::string& capability) const;
   std::string version_text() const;
+  /// What the subject speaks, for its line in every report: "DLPack 1.3", "DLPack 0.x,
+  /// legacy-only", "DLPack 1.1, no DLPack import", "no DLPack import or export", "DLPack versions
+  /// not probed: ...".
+  std::string speaks() const;
 };
 
 class Subject {
@@ -95,6 +102,11 @@ class Subject {
   /// after it counts what the library keeps, not what it is about to free. A synchronisation
   /// the library offers, never a sleep; a plugin has nothing queued.
   virtual void settle() {}
+  /// Called at the end of every case whose body ran, in the case's own phase "cleanup": releases
+  /// what the case left behind (a Python package's unreachable objects are collected), so that
+  /// a library crashing as its objects die is charged to the case that made them, never to
+  /// whichever later case happens to trigger the collection.
+  virtual void after_case() {}
 };
 
 /// The device a case's request means on `subject`: a plain host request (kDLCPU 0) is the

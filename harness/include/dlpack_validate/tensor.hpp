@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <dlpack_validate/case.hpp>
 #include <dlpack_validate/status.hpp>
 #include <dlpack_validate/plugin.h>
 
@@ -224,5 +225,10 @@ int await_calls(const std::function<int()>& calls, int want, int max_ms = 500);
 
 /// Address inside a PROT_NONE page: any access crashes (poison for freed pointers).
 void* guard_address();
+
+/// What a death means while a consumer holds a tensor made with guard_after_prefix: it read
+/// the struct past the version prefix, which VER-03 forbids, and the validator's guard page
+/// made the read fault (empty for any other tensor). For CaseContext::phase.
+CaseContext::DeathMeaning guard_meaning(const MadeSpec& spec, bool versioned);
 
 }  // namespace dlpv

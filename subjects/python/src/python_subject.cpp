@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <dlpack_validate/scripted_producer.hpp>
@@ -95,6 +96,12 @@ PythonSubject::~PythonSubject() {
   py::gil_scoped_acquire gil;
   adapter_ = py::object();
   exchange_type_ = py::object();
+  // In a process that outlives the subject (--isolate=none, validator.run in the caller's own
+  // interpreter) the objects frozen at load are handed back to the collector.
+  try {
+    py::module_::import("gc").attr("unfreeze")();
+  } catch (py::error_already_set&) {
+  }
 }
 
 py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dtype,
@@ -134,16 +141,25 @@ namespace {
 // ERR-02 names out-of-memory among the "other failures". A MemoryError for a 3x4 array is never
 // a clean refusal that a case may skip on.
 bool is_failure_not_refusal(const py::error_already_set& e) {
-  return e.matches(PyExc_MemoryError) || e.matches(PyExc_SystemError) || e.matches(PyExc_RecursionError);
+  // SystemExit, KeyboardInterrupt and GeneratorExit are no Exception at all: they end programs.
+  return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError) || e.matches(PyExc_SystemError) ||
+         e.matches(PyExc_RecursionError);
 }
 
 }  // namespace
 
 void PythonSubject::probe() {
-  if (!probe_devices()) return;
-  probe_producer();
-  probe_consumer();
-  declare_capabilities();
+  if (probe_devices()) {
+    probe_producer();
+    probe_consumer();
+    declare_capabilities();
+  }
+  // Everything alive now (the package, its imports, the adapter) lives as long as the worker:
+  // frozen out of the collector, so that each case's own collection (after_case, and the cases'
+  // gc.collect()) walks only what cases made (326 ms a full collection with torch and JAX
+  // loaded, a few microseconds once frozen).
+  PyGC_Collect();
+  py::module_::import("gc").attr("freeze")();
 }
 
 // Where the adapter says the package allocates: the first device is home. False when nothing
@@ -215,6 +231,7 @@ void PythonSubject::probe_producer() {
   }
   if (x) {
     info_.capabilities.push_back("producer_protocol");
+    std::string versioned_refusal;  // the BufferError __dlpack__(max_version=(1, 3)) raised, if it did
     try {
       py::object cap = x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 3));
       const std::string name = capsule_name(cap);
@@ -239,6 +256,7 @@ void PythonSubject::probe_producer() {
       load_step("probe.export");
     } catch (py::error_already_set& e) {
       const bool type_error = is_instance_of(e, PyExc_TypeError);
+      if (is_instance_of(e, PyExc_BufferError)) versioned_refusal = describe(e);
       facts_.dlpack_signature_note =
           type_error ? fmt::format("__dlpack__ does not accept max_version ({}): a legacy-only "
                                    "(pre-DLPack 1.0) producer", describe(e))
@@ -263,6 +281,19 @@ void PythonSubject::probe_producer() {
       cap = py::object();
       load_step("probe.export");
     } catch (py::error_already_set& e) {
+      if (is_instance_of(e, PyExc_BufferError) && !versioned_refusal.empty()) {
+        // Neither kind of export of a plain float32 CPU array: no DLPack export at all (ndonnx
+        // 0.23: "does not support the export of array data"). One fact, which every producer
+        // case skips on; python.device.matches_capsule still asks __dlpack_device__ (LAYOUT-13).
+        facts_.refuses_exports = "__dlpack__ refuses a plain 2x3 float32 CPU array with BufferError, asked with and "
+                                 "without max_version (" + versioned_refusal + ")";
+        for (const char* c : {"export_versioned", "export_legacy", "producer_protocol", "copy_keyword", "exchange_api"})
+          absent[c] = "no DLPack export: " + facts_.refuses_exports;
+        facts_.dlpack_signature_note = "no DLPack export: " + facts_.refuses_exports;
+        info_.capabilities.erase(std::remove(info_.capabilities.begin(), info_.capabilities.end(), "producer_protocol"),
+                                 info_.capabilities.end());
+        return;
+      }
       absent["export_legacy"] = "__dlpack__() (max_version=None) raised " + describe(e) +
                                 (is_failure_not_refusal(e) ? ": a failure, not a refusal (ERR-02), so no legacy export "
                                                              "could be made to test"
@@ -355,6 +386,25 @@ void PythonSubject::probe_consumer() {
       }
       facts_.consumer_versioned = versioned;
       if (home_.device_type != kDLCPU) probe_cpu_refusal();
+      // It never asked the probe's producer for a tensor: does it import anything at all? A
+      // plain float32 CPU tensor refused as well is no DLPack import here (ndonnx: "does not
+      // (yet) support"): one fact, not a failure of every import case.
+      if (kw.is_none() && home_.device_type == kDLCPU) {
+        load_step("probe.consumer_plain");
+        const std::string refused = probe_plain_import(false);
+        load_step("probe.consumer");
+        if (!refused.empty() && !probe_plain_import(true).empty()) {
+          facts_.refuses_imports = "from_dlpack refuses every tensor it is handed, before asking for it (a plain "
+                                   "2-element float32 CPU tensor, legacy or versioned: " + refused + ")";
+          facts_.consumer = false;
+          for (const char* c : {"import_versioned", "import_legacy", "release_array", "consumer_protocol"})
+            absent[c] = "no DLPack import: " + facts_.refuses_imports;
+        }
+      }
+    }
+    if (facts_.consumer) {
+      py::object kw = first_dlpack_kwargs(producer_of(p));
+      const bool versioned = facts_.consumer_versioned;
       if (!versioned)
         absent["import_versioned"] =
             kw.is_none() ? "from_dlpack never called __dlpack__ on a foreign producer"
@@ -413,6 +463,9 @@ void PythonSubject::declare_capabilities() {
                                 "capsule (stamped 1.0) handed to it unasked: it parses versioned tensors, so the "
                                 "versioned consumer cases run"
                               : "consumer: " + absent["import_versioned"]);
+  if (!facts_.refuses_imports.empty())
+    info_.notes.push_back("consumer: no DLPack import: " + facts_.refuses_imports +
+                          "; the import cases are skipped, python.consumer.kw.any_object (KW-10) reports it once");
   if (facts_.exchange_attr == "capsule") info_.notes.push_back("exchange API: __dlpack_c_exchange_api__ capsule present");
   else if (!absent["exchange_api"].empty()) info_.notes.push_back("exchange API: " + absent["exchange_api"]);
   if (info_.legacy_only())
@@ -424,35 +477,42 @@ void PythonSubject::declare_capabilities() {
 
 // A valid versioned float32 tensor of two elements (stamped 1.0), handed to from_dlpack by a
 // producer that ignores what it was asked: true when the consumer imports it.
-bool PythonSubject::probe_unasked_versioned() {
+bool PythonSubject::probe_unasked_versioned() { return probe_plain_import(true).empty(); }
+
+std::string PythonSubject::probe_plain_import(bool versioned) {
   static float values[2] = {1.0f, 2.0f};
   static int64_t shape[1] = {2};
   static int64_t strides[1] = {1};
-  static DLManagedTensorVersioned m;
-  std::memset(&m, 0, sizeof m);
-  m.version = DLPackVersion{1, 0};
-  m.deleter = [](DLManagedTensorVersioned*) {};  // static storage: nothing to free
-  m.dl_tensor.data = values;
-  m.dl_tensor.device = DLDevice{kDLCPU, 0};
-  m.dl_tensor.ndim = 1;
-  m.dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
-  m.dl_tensor.shape = shape;
-  m.dl_tensor.strides = strides;
+  static DLManagedTensorVersioned mv;
+  static DLManagedTensor ml;
+  std::memset(&mv, 0, sizeof mv);
+  std::memset(&ml, 0, sizeof ml);
+  DLTensor& t = versioned ? mv.dl_tensor : ml.dl_tensor;
+  mv.version = DLPackVersion{1, 0};
+  mv.deleter = [](DLManagedTensorVersioned*) {};  // static storage: nothing to free
+  ml.deleter = [](DLManagedTensor*) {};
+  t.data = values;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  t.strides = strides;
   ProducerScript cfg;
-  cfg.managed = &m;
-  cfg.versioned = true;
-  cfg.capsule_name = kVersionedName;
+  cfg.managed = versioned ? static_cast<void*>(&mv) : static_cast<void*>(&ml);
+  cfg.versioned = versioned;
+  cfg.capsule_name = versioned ? kVersionedName : kLegacyName;
   cfg.destructor_deletes = true;
   py::object p = make_producer(cfg);
-  bool imported = false;
+  std::string refused;
   try {
     py::object out = from_dlpack(p);
-    imported = true;
     out = py::none();
-  } catch (py::error_already_set&) {
+  } catch (py::error_already_set& e) {
+    refused = describe(e);
   }
+  p = py::none();
   py::module_::import("gc").attr("collect")();
-  return imported;
+  return refused;
 }
 
 // ---- errors -------------------------------------------------------------------------------
@@ -545,6 +605,16 @@ void PythonSubject::settle() {
     // A queue that cannot be waited on leaves the reading as it is (the error is cleared with
     // the exception); the next call into the library reports whatever is wrong with it.
   }
+}
+
+// The case's unreachable Python objects are collected now. Cheap: the objects alive when the
+// package had loaded were frozen out of the collector's reach (probe()), so a full collection
+// walks only what cases made since.
+void PythonSubject::after_case() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_Occurred()) PyErr_Clear();  // left by a deleter outside any call: judged by DEL-09 where a case looks
+  PyGC_Collect();
+  if (PyErr_Occurred()) PyErr_Clear();
 }
 
 // The array an export request is asked of: made by the adapter (on the subject's own device for

@@ -50,6 +50,13 @@ struct Facts {
   /// copy=False of a plain CPU array it raised BufferError, and its default export of that
   /// array is a copy (another address; flagged IS_COPIED where versioned).
   std::string never_lends;
+  /// Why the package imports nothing (empty when it imports): its from_dlpack refused the
+  /// probe's producer without calling its __dlpack__, and refused a plain float32 CPU tensor
+  /// too. Every import case is then a skip, and python.consumer.kw.any_object its one finding.
+  std::string refuses_imports;
+  /// Why the package exports nothing (empty when it exports): __dlpack__ refused a plain CPU
+  /// array with BufferError, asked with and without max_version.
+  std::string refuses_exports;
 };
 
 class PythonSubject final : public Subject {
@@ -90,6 +97,7 @@ class PythonSubject final : public Subject {
   void reuse_sources(bool on) override;
   /// adapter.synchronize() where the adapter has one (dpnp: its SYCL queue's wait()).
   void settle() override;
+  void after_case() override;
   /// The adapter's devices() as DLDevices ({CPU} when it has no devices()).
   const std::vector<DLDevice>& devices() const { return devices_; }
   /// from_dlpack through the adapter.
@@ -110,6 +118,9 @@ class PythonSubject final : public Subject {
   void probe_never_lends(py::handle x);
   py::object source_for(const DLPVRequest& req, const std::vector<int64_t>& shape);
   bool probe_unasked_versioned();
+  /// from_dlpack of a plain 2-element float32 CPU tensor (static storage) in a capsule of the
+  /// kind asked: "" when imported, else the exception.
+  std::string probe_plain_import(bool versioned);
   py::object refusing_producer(DLDevice device);
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);

@@ -9,11 +9,13 @@ bash scripts/setup.sh
 if [ "${DLPV_PEERS:-1}" != 0 ]; then
   DLPV_PEERS_PYTHON="$(bash scripts/peers.sh | tail -n 1)"
   DLPV_ONEAPI_PYTHON="$(bash scripts/oneapi.sh | tail -n 1)"  # dpnp on a SYCL device (kDLOneAPI)
-  export DLPV_ONEAPI_PYTHON
+  # Packages in generic mode (peers/generic-requirements.txt: awkward, ndonnx, warp, onnxruntime)
+  DLPV_GENERIC_PYTHON="$(DLPV_PEERS_REQUIREMENTS=peers/generic-requirements.txt bash scripts/peers.sh | tail -n 1)"
+  export DLPV_ONEAPI_PYTHON DLPV_GENERIC_PYTHON
   export DLPV_PEERS_PYTHON
 else
   echo "run-tests: DLPV_PEERS=0, the pinned peers (tests/peers) are not tested" >&2
-  export DLPV_PEERS_PYTHON=""
+  export DLPV_PEERS_PYTHON="" DLPV_GENERIC_PYTHON=""
 fi
 bash scripts/build.sh
 BUILD="${DLPV_BUILD_DIR:-build}"

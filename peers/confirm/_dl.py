@@ -78,7 +78,7 @@ class Producer:
     deleter; the capsule has no destructor (nothing to free: the NumPy array owns the memory)."""
 
     def __init__(self, array, versioned=False, version=(1, 3), device=(1, 0), dtype=None,
-                 byte_offset=0, strides=None, null_deleter=False, flags=0):
+                 byte_offset=0, strides=None, null_deleter=False, flags=0, lanes=1):
         self.array = np.asarray(array)
         self.deleter_calls = 0
         self.kwargs_seen = []
@@ -86,7 +86,7 @@ class Producer:
         st = strides if strides is not None else [s // self.array.itemsize for s in self.array.strides]
         self._strides = (ctypes.c_int64 * max(1, self.array.ndim))(*st)
         code, bits = dtype or _code_of(self.array.dtype)
-        t = DLTensor(self.array.ctypes.data - byte_offset, device[0], device[1], self.array.ndim, code, bits, 1,
+        t = DLTensor(self.array.ctypes.data - byte_offset, device[0], device[1], self.array.ndim, code, bits, lanes,
                      self._shape, self._strides, byte_offset)
         self._deleter = DELETER(self._count)
         deleter = DELETER() if null_deleter else self._deleter

@@ -63,4 +63,10 @@ def lib(name):
             return make, ort.OrtValue.from_dlpack
         # 1.21 to 1.25: the native from_dlpack takes a capsule (and an is_bool_tensor flag)
         return make, (lambda obj, **kw: C.OrtValue.from_dlpack(obj.__dlpack__(), False))
+    if name == "awkward":  # generic mode (peers/generic-requirements.txt): arrays without __dlpack__
+        ak = importlib.import_module("awkward")
+        return ak.from_numpy, ak.from_dlpack
+    if name == "ndonnx":  # generic mode: an Array-API namespace that speaks no DLPack (0.23)
+        ndx = importlib.import_module("ndonnx")
+        return ndx.asarray, ndx.from_dlpack
     raise SystemExit(f"unknown library {name}")

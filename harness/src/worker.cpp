@@ -101,7 +101,16 @@ void announce_load_step(const char* step) {
 }
 }  // namespace
 
+namespace {
+bool g_worker_process = false;
+}  // namespace
+
+// Declared where it is asked (subjects/python: whether the process ends with the subject).
+bool in_worker_process();
+bool in_worker_process() { return g_worker_process; }
+
 int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader) {
+  g_worker_process = true;
   // Die with the supervisor; never leave core files on CI disks.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   rlimit no_core{0, 0};

@@ -395,7 +395,9 @@ void WorkerPool::retire(const std::string& when, int subject, bool wait) {
 /// way out (a library's exit handler or destructor) is an incident.
 void WorkerPool::settle_retired() {
   for (Retiring& r : retiring_) {
-    const int status = r.proc->reap(static_cast<int>(options_.timeout_s * 1000));
+    // Tearing a library down takes as long as loading it may (a matrix worker holds torch, JAX,
+    // TensorFlow and Paddle at once): the load deadline, not one case's time, on a busy machine.
+    const int status = r.proc->reap(static_cast<int>(std::max(options_.timeout_s, options_.load_timeout_s) * 1000));
     if (!r.proc->unread_events().empty() && taint(r.answered, r.proc->unread_events())) continue;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
     std::string sig;

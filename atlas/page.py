@@ -59,6 +59,12 @@ def dtype_class(dtype):
     return dtype or "other"
 
 
+def first_change(per_release):
+    """The first release whose verdict differs from the tested release before it (None if none)."""
+    seen = [(rel, st) for rel, st in per_release.items() if st != "untested"]
+    return next((rel for (_, a), (rel, b) in zip(seen, seen[1:]) if a != b), None)
+
+
 def worst(statuses):
     if statuses & BAD:
         return "broken"
@@ -87,12 +93,38 @@ def read_findings(path, out_dir):
     return out
 
 
-def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
+def carried_verdicts(carry, swept):
+    """From an earlier page's JSON (--carry): the verdicts of the releases this sweep did not run
+    ({(requirement, library, release): verdict}), their cells' case ids and links where the
+    library was not swept at all, and the libraries' release lists."""
+    verdicts, cells, rels = {}, {}, {}
+    swept_libs = {split_name(n)[0] for n in swept}
+    for lib, rs in (carry or {}).get("libraries", {}).items():
+        for rel in rs:
+            if f"{lib} {rel}" not in swept:
+                rels.setdefault(lib, set()).add(rel)
+    for row in (carry or {}).get("requirements", []):
+        for lib, c in row["cells"].items():
+            for rel, st in c["releases"].items():
+                if f"{lib} {rel}" not in swept and st != "untested":
+                    verdicts[(row["id"], lib, rel)] = st
+            if lib not in swept_libs:
+                cells[(row["id"], lib)] = c
+    return verdicts, cells, rels
+
+
+def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, carry=None):
     subjects = rec["subjects"]
     who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
+    # The releases this sweep ran (their own results; a partner seen only in pairs is not one):
+    # --carry keeps every other release's verdicts from the earlier page.
+    swept = {subjects[r["subject"]].get("name", "") for r in rec["results"] if r.get("peer") is None}
+    carried, carried_cells, carried_rels = carried_verdicts(carry, swept)
     libraries = {}
     for lib, rel in who:
         libraries.setdefault(lib, set()).add(rel)
+    for lib, rels in carried_rels.items():
+        libraries.setdefault(lib, set()).update(rels)
     libraries = {lib: sorted(rels, key=version_key) for lib, rels in sorted(libraries.items())}
     # (requirement, subject index) -> statuses, and the case ids behind a bad one
     seen, bad_cases = {}, {}
@@ -140,9 +172,9 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
                     parts = f[:-3].split("__")  # <case>__<subject>[__<peer>]
                     repro.setdefault((parts[0], parts[1] if len(parts) > 1 else ""), []).append(
                         os.path.relpath(os.path.join(dirpath, f), out_dir))
-    reqs = rec.get("requirements", {})
+    reqs = dict({row["id"]: row for row in (carry or {}).get("requirements", [])}, **rec.get("requirements", {}))
     rows = []
-    for q in sorted({q for q, _ in seen}, key=lambda q: (AREAS.index(reqs.get(q, {}).get("area", "protocol"))
+    for q in sorted({q for q, _ in seen} | {q for q, _, _ in carried}, key=lambda q: (AREAS.index(reqs.get(q, {}).get("area", "protocol"))
                                                           if reqs.get(q, {}).get("area", "protocol") in AREAS else 99,
                                                           q.split("-")[0], int(re.sub(r"\D", "", q) or 0))):
         row = {"id": q, "area": reqs.get(q, {}).get("area", "protocol"), "level": reqs.get(q, {}).get("level", ""),
@@ -155,12 +187,20 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
                     continue
                 per[rel] = worst(seen[(q, i)])
                 cases += bad_cases.get((q, i), [])
+            for rel in rels:
+                if rel not in per and (q, lib, rel) in carried:
+                    per[rel] = carried[(q, lib, rel)]
             tested = [rel for rel in rels if per.get(rel, "untested") != "untested"]
             if not tested:
                 continue
+            # Every claim rests on cells that ran: "now" is the newest release's own verdict
+            # ("untested" where it did not run the rule), and "since" the oldest release of the
+            # unbroken run of holds that ends at the newest (a release that did not run the rule
+            # ends the run: nothing is known of it).
+            now = per.get(rels[-1], "untested")
             since = None
-            for rel in reversed(tested):
-                if per[rel] != "holds":
+            for rel in reversed(rels):
+                if per.get(rel, "untested") != "holds":
                     break
                 since = rel
             changed = None
@@ -184,8 +224,13 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
                 if f["library"] == lib and f["requirement"] == q:
                     links.insert(0, {"case": f["summary"], "script": f["script"]})
             cases = [c for c, _ in cases]
+            if (q, lib) in carried_cells:  # a library this sweep did not run: its earlier cell's cases and links
+                cases += carried_cells[(q, lib)].get("cases", [])
+                links += [l for l in carried_cells[(q, lib)].get("links", [])
+                          if l not in links and l.get("case") in carried_cells[(q, lib)].get("cases", [])]
             row["cells"][lib] = {"releases": {rel: per.get(rel, "untested") for rel in rels}, "since": since,
-                                 "broke_in": broke, "changed_in": changed, "now": per[tested[-1]], "cases": sorted(set(cases))[:20],
+                                 "broke_in": broke, "changed_in": changed, "now": now,
+                                 "last_tested": tested[-1], "cases": sorted(set(cases))[:20],
                                  "links": links[:10]}
         rows.append(row)
     untested = [r["id"] for r in rows if not r["cells"]]
@@ -200,7 +245,15 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
                          "warn_now": sorted(r["id"] for r in rows if r["cells"].get(lib, {}).get("now") == "warn"),
                          "broke_in": sorted((c["broke_in"], r["id"]) for r in rows for c in [r["cells"].get(lib)]
                                             if c and c["broke_in"]),
-                         "holds_now": sum(c["now"] == "holds" for c in cells)})
+                         "holds_now": sum(c["now"] == "holds" for c in cells),
+                         "untested_now": sorted(r["id"] for r in rows if r["cells"].get(lib, {}).get("now") == "untested"),
+                         # every history finding of atlas/findings.tsv for this library, with the
+                         # release its cells change in where they show the change
+                         "findings": [dict(f, changed_in=next((r["cells"][lib].get("changed_in") or
+                                                                first_change(r["cells"][lib]["releases"])
+                                                                for r in rows if r["id"] == f["requirement"]
+                                                                and lib in r["cells"]), None))
+                                      for f in findings if f["library"] == lib]})
     pairs = {}
     for r in rec["results"]:
         if r.get("peer") is None:
@@ -209,6 +262,11 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
         p, c = subjects[r["subject"]]["name"], subjects[r["peer"]]["name"]
         cell = pairs.setdefault(cls, {}).setdefault(p, {}).setdefault(c, {})
         cell[r["status"]] = cell.get(r["status"], 0) + 1
+    for cls, producers in (carry or {}).get("pairs", {}).items():  # pairs with a release not swept now
+        for p, row in producers.items():
+            for c, cell in row.items():
+                if p not in swept or c not in swept:
+                    pairs.setdefault(cls, {}).setdefault(p, {}).setdefault(c, dict(cell))
     sweep, missing = {}, []
     for m in (manifest or {}).get("lines", []):
         if m.get("not_installable"):
@@ -217,6 +275,14 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None):
             sweep[f"{m['subject']} {m['release']}"] = {k: m[k] for k in ("validator_commit", "stale_cases", "from_store")
                                                         if k in m}
     info = {k: (manifest or {}).get(k) for k in ("wall_s", "disk_gib")}
+    carried_names = {f"{lib} {rel}" for lib, rs in carried_rels.items() for rel in rs}
+    for name, m in (carry or {}).get("releases_swept", {}).items():
+        if name in carried_names:
+            sweep.setdefault(name, dict(m, carried=True))
+    missing += [m for m in (carry or {}).get("not_installed", [])
+                if f"{m['library']} {m['release']}" not in swept and m not in missing]
+    if carried_names:
+        info["carried_releases"] = len(carried_names)
     return {"schema": "dlpack-validate/atlas", "schema_version": 1,
             "libraries": libraries, "headline": headline, "requirements": rows, "untested": untested, "pairs": pairs,
             "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects],
@@ -293,15 +359,19 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                "one row per requirement: in each library's cell its releases oldest to newest, since which release "
                "the rule holds up to the newest, and the release that broke it.</p>")
     out.append("<table class=head><thead><tr><th>library</th><th>releases swept</th><th>rules held by the newest</th>"
-               "<th>broken in the newest (MUST)</th><th>warn in the newest (SHOULD)</th><th>broke in a release (confirmed)</th>"
+               "<th>broken in the newest (MUST)</th><th>warn in the newest (SHOULD)</th><th>not run by the newest</th>"
+               "<th>history findings (confirmed by a script)</th>"
                "</tr></thead><tbody>")
     for h in atlas["headline"]:
-        broke = ", ".join(f"{q} in {rel}" for rel, q in h["broke_in"][:6]) + (" ..." if len(h["broke_in"]) > 6 else "")
+        found = "; ".join(
+            f"<a href='{e(f['script'])}' title='{e(f['summary'])}'>{e(f['requirement'])}</a>"
+            + (f" (changed in {e(f['changed_in'])})" if f.get("changed_in") else "")
+            for f in h.get("findings", []))
         out.append(f"<tr><td><b>{e(h['library'])}</b></td><td>{len(h['releases'])}: {e(h['releases'][0])} – "
                    f"{e(h['releases'][-1])}</td><td>{h['holds_now']}</td>"
                    f"<td class={'now-broken' if h['broken_now'] else ''}>{len(h['broken_now'])}"
                    f"{': ' + e(', '.join(h['broken_now'][:8])) if h['broken_now'] else ''}</td>"
-                   f"<td>{len(h['warn_now'])}</td><td>{e(broke) or '–'}</td></tr>")
+                   f"<td>{len(h['warn_now'])}</td><td>{len(h.get('untested_now', []))}</td><td>{found or '–'}</td></tr>")
     out.append("</tbody></table>")
     ch = atlas.get("changes")
     if ch:
@@ -325,7 +395,8 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     builds = {}
     for name, info in (atlas.get("releases_swept") or {}).items():
         full = info.get("validator_commit") or "?"
-        c = full[:10] + (" (with uncommitted changes)" if full.endswith("-dirty") else "")
+        c = full[:10] + (" (with uncommitted changes)" if full.endswith("-dirty") else "") + \
+            (", carried from the earlier page" if info.get("carried") else "")
         b = builds.setdefault(c, [0, 0])
         b[0] += 1
         b[1] += info.get("stale_cases", 0)
@@ -369,6 +440,9 @@ def render(atlas, title, req_doc="docs/requirements.md"):
             parts = [squares]
             if c["now"] == "holds" and c["since"]:
                 parts.append(f"<span class=since>since {e(c['since'])}</span>")
+            elif c["now"] == "untested":
+                parts.append(f"<span class=unc>not run by {e(list(c['releases'])[-1])}; last tested in "
+                             f"{e(c.get('last_tested') or '?')}</span>")
             elif c["now"] != "holds":
                 parts.append(f"<span class=now-{e(c['now'])}>{e(c['now'])} in {e(list(c['releases'])[-1])}</span>")
             if c["broke_in"]:
@@ -440,6 +514,9 @@ def main():
                                        "the reason), the validator build and stale cases per release (repeatable: the shards' manifests)")
     ap.add_argument("--previous", help="the previous sweep's merged record, or its atlas JSON: the page says what "
                                        "changed since (newly broken, newly fixed, newly tested)")
+    ap.add_argument("--carry", help="an earlier page's atlas JSON (site/atlas/atlas.json): the releases this sweep "
+                                    "did not run keep their verdicts from it (a sweep of some libraries renders the whole "
+                                    "page; the page names the build that made each release's verdicts)")
     ap.add_argument("--title", default="The DLPack atlas")
     ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
                                                  "docs/requirements.md, relative to the page)")
@@ -464,7 +541,15 @@ def main():
             manifest = dict(manifest, lines=manifest["lines"] + part.get("lines", []),
                             wall_s=max(manifest.get("wall_s") or 0, part.get("wall_s") or 0))
     findings = read_findings(a.findings, out_dir)
-    atlas = build(rec, a.baselines, a.repro, out_dir, findings, manifest)
+    carry = None
+    if a.carry:
+        try:
+            carry = json.load(open(a.carry))
+            assert carry.get("schema") == "dlpack-validate/atlas"
+        except (OSError, ValueError, AssertionError):
+            sys.stderr.write(f"atlas/page.py: error: --carry {a.carry} is not an atlas JSON\n")
+            return 2
+    atlas = build(rec, a.baselines, a.repro, out_dir, findings, manifest, carry)
     if a.previous:
         try:
             prev = json.load(open(a.previous))

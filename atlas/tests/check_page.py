@@ -5,7 +5,8 @@ CAP-01's is unconfirmed (shown as a change, not as "broke in").
 
 The record: fakelib 1.0, 1.1 and 2.0 and otherlib 3.0. DEL-02 holds in 1.0, breaks in 1.1 and
 holds again in 2.0 (since 2.0, broke in 1.1); LAYOUT-01 is broken in 1.0 only (since 1.1);
-VER-03 holds everywhere (since 1.0); CAP-01 breaks in 2.0 (broken now, broke in 2.0); DTYPE-01
+VER-03 holds everywhere (since 1.0); CAP-01 breaks in 2.0 (broken now, broke in 2.0); KW-07 holds
+in 1.0 and 1.1 and is skipped by 2.0 (not held "now": the newest never ran it); DTYPE-01
 is skipped everywhere (not tested: no cell). A pair result otherlib -> fakelib 2.0 fails and is
 charged to the consumer. Checked: atlas.json's cells, the pair view, the HTML's size (under
 1 MB), a screenshot of the first screen that is not blank, and, over the DevTools protocol,
@@ -49,12 +50,15 @@ def main():
         R.append(result("producer.dtype.bfloat16", s, "skip", ["DTYPE-01"]))
     for s, st in enumerate(["pass", "pass", "crash"]):
         R.append(result("producer.capsule.name", s, st, ["CAP-01"]))
+    # KW-07 holds in 1.0 and 1.1, but 2.0 skips it: the newest never ran it, so nothing says it holds now
+    for s, st in enumerate(["pass", "pass", "skip"]):
+        R.append(result("producer.kw.copy", s, st, ["KW-07"]))
     R.append(result("pair.bool.contiguous.legacy", 3, "fail", ["LAYOUT-01"], peer=2,
                     charged={"subject": 2, "as": "consumer"}, dtype="bool"))
     R.append(result("pair.float32.contiguous.legacy", 3, "pass", ["LAYOUT-01"], peer=2))
     reqs = {q: {"area": a, "level": "MUST", "summary": f"{q} text `with backticks`"}
             for q, a in [("DEL-02", "deleter"), ("LAYOUT-01", "layout"), ("VER-03", "version_flags"),
-                         ("CAP-01", "capsule"), ("DTYPE-01", "dtype")]}
+                         ("CAP-01", "capsule"), ("DTYPE-01", "dtype"), ("KW-07", "protocol")]}
     rec = {"schema": "dlpack-validate/run", "schema_version": 1, "subjects": subjects, "requirements": reqs,
            "results": R}
     sweep = work / "sweep.json"
@@ -80,7 +84,8 @@ def main():
     want = {("DEL-02", "since"): "2.0", ("DEL-02", "broke_in"): "1.1", ("LAYOUT-01", "since"): None,
             ("VER-03", "since"): "1.0", ("VER-03", "broke_in"): None, ("CAP-01", "since"): None,
             ("CAP-01", "broke_in"): None, ("CAP-01", "changed_in"): "2.0", ("CAP-01", "now"): "broken",
-            ("LAYOUT-01", "now"): "broken", ("DEL-02", "changed_in"): "1.1"}
+            ("LAYOUT-01", "now"): "broken", ("DEL-02", "changed_in"): "1.1",
+            ("KW-07", "now"): "untested", ("KW-07", "since"): None, ("KW-07", "last_tested"): "1.1"}
     # LAYOUT-01: 1.0 fail, 1.1 pass, 2.0 broken by the pair result charged to it as consumer
     for (q, field), value in want.items():
         got = cells.get(q, {}).get("fakelib", {}).get(field, "(no cell)")
@@ -89,6 +94,26 @@ def main():
     links = cells["DEL-02"]["fakelib"]["links"]
     if not links or not links[0].get("script", "").endswith("confirm/fakelib_del02.py"):
         browser.fail(f"DEL-02's confirmed finding is not linked: {links}")
+    head = {h["library"]: h for h in atlas["headline"]}["fakelib"]
+    if "KW-07" not in head.get("untested_now", []) or head["holds_now"] != 2:
+        browser.fail(f"fakelib's summary counts a rule its newest release never ran: {head}")
+    if [(f["requirement"], f.get("changed_in")) for f in head.get("findings", [])] != [("DEL-02", "1.1")]:
+        browser.fail(f"fakelib's summary does not list its confirmed finding: {head.get('findings')}")
+    if "fakelib_del02.py" not in page.read_text().split("<table id=atlas")[0]:
+        browser.fail("the summary's findings column does not link the confirming script")
+    # --carry: a sweep of otherlib alone, rendered over this page, keeps fakelib's verdicts and claims
+    part = dict(rec, results=[r for r in R if r["subject"] == 3 and r.get("peer") is None])
+    (work / "part.json").write_text(json.dumps(part))
+    p = subprocess.run([sys.executable, str(ROOT / "atlas" / "page.py"), str(work / "part.json"), "--html",
+                        str(work / "carried.html"), "--json", str(work / "carried.json"), "--baselines",
+                        str(work / "none"), "--findings", str(findings), "--carry", str(data)],
+                       capture_output=True, text=True)
+    carried = json.loads((work / "carried.json").read_text()) if p.returncode == 0 else {}
+    ccells = {r["id"]: r["cells"] for r in carried.get("requirements", [])}
+    for q in ("DEL-02", "LAYOUT-01", "KW-07", "CAP-01"):
+        a, b = cells[q]["fakelib"], ccells.get(q, {}).get("fakelib", {})
+        if any(a[k] != b.get(k) for k in ("releases", "since", "now", "changed_in", "broke_in")):
+            browser.fail(f"--carry: fakelib {q} was {a}, carried as {b} (exit {p.returncode}: {p.stderr[-300:]})")
     if "DTYPE-01" in cells or "DTYPE-01" not in atlas["untested"]:
         browser.fail("DTYPE-01 (skipped everywhere) should be listed as not tested, with no row")
     if cells["VER-03"].get("otherlib", {}).get("since") != "3.0":
@@ -169,8 +194,8 @@ def main():
             return call("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True},
                         session=session)["result"].get("value")
         paint = browser.devtools(binary, site.as_uri(), str(work), [], paint_fn)
-    if before != 4 or after != 1:
-        browser.fail(f"filter 'DEL-02': {before} rows before, {after} after (expected 4 and 1)")
+    if before != 5 or after != 1:
+        browser.fail(f"filter 'DEL-02': {before} rows before, {after} after (expected 5 and 1)")
     if (first, again) != ("CAP-01", "VER-03"):
         browser.fail(f"sorting by requirement: first row {first!r}, then {again!r} (expected CAP-01, then VER-03)")
     if not 0 <= head < 800:

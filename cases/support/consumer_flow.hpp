@@ -52,6 +52,13 @@ void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement
 /// pointers takes it.
 std::string refuses_plain_scalar(CaseContext& ctx, bool versioned);
 
+/// Whether the consumer takes the plain form of `spec` at all: the same dtype, shape and device,
+/// compact, with no byte_offset. "" when it imports it (released, DEL-02 judged), else its
+/// refusal ("RC: last_error"; ownership judged, DEL-08). A refusal that a rule only warns on
+/// (byte_offset) is about that rule only when the plain tensor is taken: dpnp 0.15 refuses every
+/// host tensor, with or without byte_offset (a device matter, not LAYOUT-08's).
+std::string refuses_plain_form(CaseContext& ctx, const MadeSpec& spec, bool versioned);
+
 /// The consumer must refuse this tensor (unknown dtype, foreign device ...): a clean refusal
 /// that releases the tensor exactly once (judge_refusal_ownership) passes; an import violates
 /// `requirement` (the array is then released, with the usual deleter accounting).

@@ -71,6 +71,7 @@ std::string step_words(const std::string& step) {
   if (step == "probe.consumer") return "probing its from_dlpack with a producer that refuses";
   if (step == "probe.consumer_versioned")
     return "probing its from_dlpack with a versioned capsule it did not ask for";
+  if (step == "probe.consumer_plain") return "probing its from_dlpack with a plain float32 CPU tensor";
   if (step == "start" || step.empty()) return "loading the subject";
   return "loading the subject (" + step + ")";
 }
@@ -80,7 +81,12 @@ std::vector<std::string> step_requirements(const std::string& step) {
   if (step == "probe.capsule_destructor") return {"CAP-03"};
   if (step == "probe.consumer") return {"ERR-03"};
   if (step == "probe.consumer_versioned") return {"CAP-09"};
+  if (step == "probe.consumer_plain") return {"KW-10"};
   return {};
+}
+
+bool step_is_optional(const std::string& step) {
+  return step == "probe.consumer_versioned" || step == "probe.consumer_plain";
 }
 
 std::string quote_line(const std::string& line) {

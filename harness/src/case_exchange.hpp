@@ -50,6 +50,10 @@ struct LoadStep {
 std::string step_words(const std::string& step);
 /// The requirement a death at that step breaks (the probes exercise the library's own DLPack code).
 std::vector<std::string> step_requirements(const std::string& step);
+/// A load step that only decides a fact for the cases (a consumer probe with a capsule it did
+/// not ask for, or a plain tensor): a death there is kept as that probe's result and the run
+/// goes on with the step left out, instead of losing every case of the release.
+bool step_is_optional(const std::string& step);
 /// A line for a message: printable, at most 120 bytes, quoted.
 std::string quote_line(const std::string& line);
 

@@ -44,4 +44,11 @@ void load_step(const char* step) {
   if (g_load_step_hook) g_load_step_hook(step);
 }
 
+bool load_step_skipped(const char* step) {
+  const char* list = std::getenv(kSkipStepsVar);
+  if (!list || !*list) return false;
+  const std::string all = std::string(",") + list + ",";
+  return all.find(std::string(",") + step + ",") != std::string::npos;
+}
+
 }  // namespace dlpv

@@ -99,7 +99,7 @@ std::unique_ptr<WorkerProcess> WorkerPool::spawn(const std::vector<int>& preload
   std::string err;
   // The first worker loads every subject (its hello describes them); later ones are lazy.
   if (!w->spawn(options_.worker_command, options_.subject_paths, memory_limit_mib_, err, !run_.subjects.empty(),
-                preload))
+                preload, run_.left_out_steps))
     throw std::runtime_error(err);
   ++run_.workers_started;
   return w;

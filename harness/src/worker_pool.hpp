@@ -109,6 +109,12 @@ class WorkerPool {
   bool gave_up() const { return fruitless_ >= kMaxFruitlessWorkers; }
   const std::string& gave_up_reason() const { return gave_up_reason_; }
   const exchange::LoadStep& failed_load() const { return failed_load_; }
+  /// Every worker started from now on leaves out the optional load step `step` (one that killed
+  /// the first workers: exchange::step_is_optional).
+  void skip_load_step(const std::string& step) {
+    run_.left_out_steps += (run_.left_out_steps.empty() ? "" : ",") + step;
+  }
+  bool leaves_out_steps() const { return !run_.left_out_steps.empty(); }
 
   /// Spare workers kept loading ahead: one per case to come that will want a fresh process,
   /// this many at most (neighbouring crash-prone cases each need one; two loading at once keep

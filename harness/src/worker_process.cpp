@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "worker_process.hpp"
 
+#include <dlpack_validate/subject.hpp>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -68,7 +70,7 @@ int dup_high(int fd) {
 
 bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
                           unsigned long long memory_limit_mib, std::string& err, bool lazy,
-                          const std::vector<int>& preload) {
+                          const std::vector<int>& preload, const std::string& skip_steps) {
     int ctl[2], evt[2], out[2], errp[2];
     if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
         pipe2(errp, O_CLOEXEC)) {
@@ -119,6 +121,8 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
       if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_LAZY=", 17) == 0) continue;
       if (std::strncmp(*e, "DLPV_WORKER_PRELOAD=", 20) == 0) continue;
+      if (std::strncmp(*e, kSkipStepsVar, std::strlen(kSkipStepsVar)) == 0 && (*e)[std::strlen(kSkipStepsVar)] == '=')
+        continue;
 #ifdef DLPV_UNDER_ASAN
       if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
 #endif
@@ -130,6 +134,8 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     std::string preload_var = "DLPV_WORKER_PRELOAD=";
     for (size_t i = 0; i < preload.size(); ++i) preload_var += (i ? "," : "") + std::to_string(preload[i]);
     if (lazy && !preload.empty()) envp.push_back(preload_var.data());
+    std::string skip_var = std::string(kSkipStepsVar) + "=" + skip_steps;
+    if (!skip_steps.empty()) envp.push_back(skip_var.data());
     envp.push_back(nullptr);
     int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);

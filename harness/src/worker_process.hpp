@@ -39,9 +39,10 @@ class WorkerProcess {
   /// next cases need is imported again). `preload` (lazy only): the subjects it loads before
   /// its hello, in this order (a spare started ahead of the case that will need them).
   /// (The case's time limit travels in each `run` command, not in the environment.)
+  /// `skip_steps`: the optional load steps it must leave out (kSkipStepsVar), comma separated.
   bool spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
              unsigned long long memory_limit_mib, std::string& err, bool lazy = false,
-             const std::vector<int>& preload = {});
+             const std::vector<int>& preload = {}, const std::string& skip_steps = {});
   /// Write a command. False when the worker is gone (EPIPE): SIGPIPE is blocked for the
   /// write and a pending one consumed, so a dead worker never kills the caller.
   bool send(const std::string& line);

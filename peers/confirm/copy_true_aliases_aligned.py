@@ -8,8 +8,8 @@ or 4). After the import the source is written; a result that changes with it vie
 producer's memory. The producer honours a forwarded copy=True by handing out a capsule of a
 copy, as the validator's probe does: a consumer that forwards the request is not charged.
 Cases: python.consumer.kw.copy.a256, .a64 (copy=True aliases), .a16, .a4 (copy=False refused
-with ValueError).
-Usage: python3 copy_true_aliases_aligned.py LIB MISALIGN aliases|ValueError"""
+with ValueError; on JAX 0.4.38 and 0.5.3 copy=False silently copies that data instead: "copies").
+Usage: python3 copy_true_aliases_aligned.py LIB MISALIGN aliases|copies|ValueError"""
 import sys
 
 import numpy as np
@@ -50,6 +50,17 @@ if expected == "aliases":
     assert seen == 99, f"copy=True gave a copy (result[0] = {seen} after the source's was set to 99)"
     confirmed(f"{name}: from_dlpack(copy=True) of data at {x.ctypes.data:#x} (256-byte boundary + {misalign}) "
               f"views the source: result[0] is 99 after the source was written (__dlpack__ asked {p.kwargs_seen})")
+elif expected == "copies":
+    # copy=False may alias or refuse; a silent copy breaks it (JAX 0.4.38 and 0.5.3 copy data
+    # 4 or 16 bytes past a 64-byte boundary instead of refusing it, as later releases do)
+    p = CopyingProducer(x)
+    y = from_dlpack(p, copy=False)
+    x[0] = 99
+    seen = float(np.asarray(y)[0])
+    del y
+    assert seen != 99, "copy=False aliased the source (result[0] followed the write)"
+    confirmed(f"{name}: from_dlpack(copy=False) of data at {x.ctypes.data:#x} (256-byte boundary + {misalign}) "
+              f"is a copy: result[0] is {seen} after the source was set to 99 (__dlpack__ asked {p.kwargs_seen})")
 else:
     try:
         p = CopyingProducer(x)

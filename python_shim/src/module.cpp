@@ -204,6 +204,7 @@ void keep_until_exit(py::handle cap) {
 PYBIND11_MODULE(_dlpack_validate, m) {
   m.doc() = "dlpack-validate harness (private; use `python -m validator`)";
   m.attr("tool_version") = kToolVersion;
+  dlpv::python::keep_stdlib_references();  // before any package under test is imported
   m.def("pattern", &pattern, py::arg("dtype_key"), py::arg("n"),
         "the n reference pattern values for dtype_key = (code, bits), as Python numbers");
   m.def("pattern_bytes", &pattern_bytes, py::arg("dtype_key"), py::arg("n"),

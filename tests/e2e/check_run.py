@@ -9,7 +9,8 @@
                           without --reference every case must match some GLOB.
                           STATUS may be STATUS:PHASE or STATUS:PHASE:TEXT (the hostile runs):
                           the case must also end in that phase (empty = any), and TEXT must
-                          occur in its signal, message or observed values
+                          occur in its signal, message or observed values, or in
+                          "charged:ID,....": the requirements it is charged to
 --max-rss-mib N           the validator and its workers must have stayed under N MiB resident
 --lawful                  a lawful fixture: besides --expect, no case may end fail, crash,
                           timeout or error
@@ -90,7 +91,8 @@ def main():
                 want_status, want_phase, want_text = (rule[1].split(":", 2) + ["", ""])[:3]
                 r = next(x for x in record["results"] if x["id"] == cid)
                 seen = " ".join([r.get("signal") or "", r["message"], r.get("observed") or ""] +
-                                [c.get("observed") or "" for c in r.get("checks", []) if c["status"] != "pass"])
+                                [c.get("observed") or "" for c in r.get("checks", []) if c["status"] != "pass"] +
+                                [f"charged:{','.join(r.get('requirements') or [])}."])
                 wants = want_status.split("/")  # alternatives: "skip/pass"
                 if st not in wants and st == "skip" and reference is not None and \
                         reference.get(cid) == "skip":

@@ -24,9 +24,11 @@ import tempfile
 UNEXPECTED = {"fail", "crash", "error", "timeout"}
 
 
-def run(workdir, tag, spec, bugs="", extra=()):
+def run(workdir, tag, spec, bugs="", extra=(), path_first=None):
     out = os.path.join(workdir, f"{tag}.json")
     env = dict(os.environ, FAKEPLAIN_BUGS=bugs)
+    if path_first:
+        env["PYTHONPATH"] = path_first + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, "-m", "validator", "-q", "--json", out, "--timeout", "20", *extra, spec]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, errors="replace")
     if not os.path.exists(out):
@@ -170,7 +172,39 @@ def main():
     if any(r["status"] in ("error", "crash") for r in rec["results"]):
         problems.append("exits: a SystemExit became a validator error or ended a worker")
 
-    # 8. validator.pattern and pattern_bytes for every dtype of the table (complex included)
+    # 8. a load probe that kills the process (a versioned capsule handed unasked) is kept as that
+    # probe's result, once, and every case still runs
+    proc, rec = run(workdir, "probecrash", "probecrash", extra=["--filter", "python.consumer.*"])
+    loads = [r for r in rec["results"] if r["id"] == "subject.load"]
+    if [(r["status"], r.get("phase"), r.get("requirements")) for r in loads] != \
+            [("crash", "probe.consumer_versioned", ["CAP-09"])]:
+        problems.append(f"probecrash: expected one subject.load crash at probe.consumer_versioned (CAP-09), got "
+                        f"{[(r['status'], r.get('phase'), r.get('requirements')) for r in loads]}")
+    ran = [r for r in rec["results"] if r["id"] != "subject.load" and r["status"] == "pass"]
+    if rec.get("not_run") or len(ran) < 5 or any(r["status"] == "crash" and r["id"] != "subject.load" for r in rec["results"]):
+        problems.append(f"probecrash: the cases did not run after the probe was left out ({len(ran)} pass, "
+                        f"not_run {str(rec.get('not_run'))[:200]})")
+
+    # 9. an ml_dtypes that is there but cannot be imported (AttributeError) is no ml_dtypes: the
+    # read-back of a NumPy array never fails on it
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc, rec = run(workdir, "brokenml", "numpy", extra=["--filter", "consumer.roundtrip.*"],
+                    path_first=os.path.join(here, "generic", "brokenml"))
+    bad = sorted((r["id"], r["status"], r.get("observed", "")[:80]) for r in rec["results"]
+                 if r["status"] in UNEXPECTED)
+    if bad:
+        problems.append(f"brokenml: an unimportable ml_dtypes is charged to NumPy: {bad[:4]}")
+
+    # 10. a package that replaces json.dumps/loads and gc.collect/freeze at import: the validator's
+    # protocol and collections use nothing it replaced (a record, no `error`, no crash)
+    proc, rec = run(workdir, "stdlibbreaker", "stdlibbreaker", extra=["--filter", "python.consumer.*",
+                                                                      "--filter", "consumer.roundtrip.*"])
+    bad = sorted((r["id"], r["status"], r["message"][:100]) for r in rec["results"]
+                 if r["status"] in ("error", "crash"))
+    if bad or proc.returncode not in (0, 1):
+        problems.append(f"stdlibbreaker: exit {proc.returncode}; {bad[:4]}")
+
+    # 11. validator.pattern and pattern_bytes for every dtype of the table (complex included)
     p = subprocess.run([sys.executable, "-c", PATTERNS], capture_output=True, text=True)
     if p.returncode != 0:
         problems.append(f"pattern: exit {p.returncode}: {(p.stdout + p.stderr)[-1500:]}")

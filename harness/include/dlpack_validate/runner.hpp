@@ -84,6 +84,9 @@ struct RunResult {
   std::string started_at;  ///< ISO 8601 UTC
   int workers_started = 0;  ///< every worker started, spares included
   int spares_unused = 0;    ///< spares ended without serving a case (a prediction that did not come true)
+  /// Optional load steps every worker of the run leaves out (they killed the first workers:
+  /// kSkipStepsVar), comma separated; set while the subjects are first loaded, read by every pool.
+  std::string left_out_steps;
   double load_wait_s = 0;   ///< time the supervisor waited for workers to load (hellos), the first included
   long supervisor_max_rss_kib = 0;  ///< peak resident memory of the supervisor process
   int jobs = 1;           ///< lanes asked for (--jobs; 0 resolved to the cores)

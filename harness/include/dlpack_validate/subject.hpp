@@ -132,4 +132,11 @@ using LoadStepHook = void (*)(const char* step);
 void set_load_step_hook(LoadStepHook hook);
 void load_step(const char* step);
 
+/// An optional load step (a probe that only decides a fact, such as "probe.consumer_versioned")
+/// that killed an earlier worker of this run: the supervisor names it in the worker's
+/// environment (kSkipStepsVar, comma separated), and the loader leaves it out, so that the
+/// release's cases still run. The death itself is reported once, as `subject.load`.
+inline constexpr const char* kSkipStepsVar = "DLPV_WORKER_SKIP_STEPS";
+bool load_step_skipped(const char* step);
+
 }  // namespace dlpv

@@ -25,11 +25,27 @@ _ML = {
 }
 
 
+_ML_DTYPES = []  # [module or None], filled on first use
+
+
+def _ml_dtypes():
+    """The ml_dtypes module, or None. One that is installed but cannot be imported beside this
+    NumPy (a partner's ml_dtypes built for NumPy 2 on a path whose NumPy is 1.23: "module
+    'numpy' has no attribute 'exceptions'") is none at all: the validator's own helpers must
+    never fail on it and have that charged to the library whose array they were reading."""
+    if not _ML_DTYPES:
+        try:
+            import ml_dtypes
+        except Exception:  # noqa: BLE001 (any failure to import is "not here")
+            ml_dtypes = None
+        _ML_DTYPES.append(ml_dtypes)
+    return _ML_DTYPES[0]
+
+
 def ml_dtypes_names():
-    """(code, bits) -> ml_dtypes name, for the formats the installed ml_dtypes has."""
-    try:
-        import ml_dtypes
-    except ImportError:
+    """(code, bits) -> ml_dtypes name, for the formats the importable ml_dtypes has."""
+    ml_dtypes = _ml_dtypes()
+    if ml_dtypes is None:
         return {}
     return {k: v for k, v in _ML.items() if hasattr(ml_dtypes, v)}
 
@@ -41,8 +57,7 @@ def numpy_dtype(dtype_key):
         return np.dtype(_BASE[key])
     name = ml_dtypes_names().get(key)
     if name:
-        import ml_dtypes
-        return np.dtype(getattr(ml_dtypes, name))
+        return np.dtype(getattr(_ml_dtypes(), name))
     return None
 
 

@@ -75,6 +75,38 @@ void* capsule_pointer(py::handle obj) {
   return p;
 }
 
+// ---- the standard library, as it was before the package came ------------------------------
+
+namespace {
+// Leaked on purpose: they outlive every subject and must not be released after finalisation.
+PyObject* g_gc_freeze = nullptr;
+PyObject* g_gc_unfreeze = nullptr;
+void call_kept(PyObject* f) {
+  if (!f) return;
+  PyObject* r = PyObject_CallNoArgs(f);
+  if (r) Py_DECREF(r);
+  else PyErr_Clear();
+}
+}  // namespace
+
+void keep_stdlib_references() {
+  if (g_gc_freeze) return;
+  PyObject* gc = PyImport_ImportModule("gc");
+  if (!gc) {
+    PyErr_Clear();
+    return;
+  }
+  g_gc_freeze = PyObject_GetAttrString(gc, "freeze");
+  g_gc_unfreeze = PyObject_GetAttrString(gc, "unfreeze");
+  PyErr_Clear();
+  Py_DECREF(gc);
+}
+void gc_freeze() {
+  keep_stdlib_references();  // (a no-op after the module's init took them)
+  call_kept(g_gc_freeze);
+}
+void gc_unfreeze() { call_kept(g_gc_unfreeze); }
+
 // ---- construction and load-time probes ---------------------------------------------------
 
 PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
@@ -105,10 +137,7 @@ PythonSubject::~PythonSubject() {
   // interpreter) the objects frozen at load are handed back to the collector. A worker ends
   // with its subject: left frozen, the interpreter's last collection skips them (a faster exit).
   if (dlpv::in_worker_process()) return;
-  try {
-    py::module_::import("gc").attr("unfreeze")();
-  } catch (py::error_already_set&) {
-  }
+  gc_unfreeze();
 }
 
 py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dtype,
@@ -166,7 +195,7 @@ void PythonSubject::probe() {
   // gc.collect()) walks only what cases made (326 ms a full collection with torch and JAX
   // loaded, a few microseconds once frozen).
   PyGC_Collect();
-  py::module_::import("gc").attr("freeze")();
+  gc_freeze();
 }
 
 // Where the adapter says the package allocates: the first device is home. False when nothing
@@ -396,7 +425,9 @@ void PythonSubject::probe_consumer() {
       // It never asked the probe's producer for a tensor: does it import anything at all? A
       // plain float32 CPU tensor refused as well is no DLPack import here (ndonnx: "does not
       // (yet) support"): one fact, not a failure of every import case.
-      if (kw.is_none() && home_.device_type == kDLCPU) {
+      if (kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("probe.consumer_plain")) {
+        facts_.probe_left_out = "probe.consumer_plain";
+      } else if (kw.is_none() && home_.device_type == kDLCPU) {
         load_step("probe.consumer_plain");
         const std::string refused = probe_plain_import(false);
         load_step("probe.consumer");
@@ -420,7 +451,12 @@ void PythonSubject::probe_consumer() {
                                ") without max_version >= (1, 0), so it cannot take a versioned tensor";
       // Not asking is not refusing: a consumer that imports a versioned capsule handed to it
       // unasked parses versioned tensors, and VER-03 applies to what it parses.
-      if (!kw.is_none() && home_.device_type == kDLCPU) {
+      if (!kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("probe.consumer_versioned")) {
+        facts_.probe_left_out = "probe.consumer_versioned";
+        absent["import_versioned"] +=
+            "; whether it parses a versioned capsule handed to it unasked is unknown: that load probe killed the "
+            "process (reported once as subject.load) and was left out";
+      } else if (!kw.is_none() && home_.device_type == kDLCPU) {
         load_step("probe.consumer_versioned");
         facts_.consumer_parses_versioned = probe_unasked_versioned();
         load_step("probe.consumer");
@@ -473,6 +509,10 @@ void PythonSubject::declare_capabilities() {
   if (!facts_.refuses_imports.empty())
     info_.notes.push_back("consumer: no DLPack import: " + facts_.refuses_imports +
                           "; the import cases are skipped, python.consumer.kw.any_object (KW-10) reports it once");
+  if (!facts_.probe_left_out.empty())
+    info_.notes.push_back("consumer: the load probe " + facts_.probe_left_out +
+                          " killed the process (reported once as subject.load) and was left out; what it decides "
+                          "is taken as not shown");
   if (facts_.exchange_attr == "capsule") info_.notes.push_back("exchange API: __dlpack_c_exchange_api__ capsule present");
   else if (!absent["exchange_api"].empty()) info_.notes.push_back("exchange API: " + absent["exchange_api"]);
   if (info_.legacy_only())
@@ -518,7 +558,7 @@ std::string PythonSubject::probe_plain_import(bool versioned) {
     refused = describe(e);
   }
   p = py::none();
-  py::module_::import("gc").attr("collect")();
+  PyGC_Collect();
   return refused;
 }
 
@@ -571,6 +611,20 @@ void PythonSubject::probe_cpu_refusal() {
       facts_.cpu_refusal = "from_dlpack refused a CPU producer at load before calling its __dlpack__ (" +
                            describe(e) + "), and the adapter declares no CPU device: the consumer takes no host "
                            "memory (DEV-04 allows a refusal; the device.consumer.* cases judge its own devices)";
+  }
+  // It asked for the tensor: does it take one that lives in host memory? A plain float32 CPU
+  // tensor refused, legacy and versioned, is the same fact found later (dpnp 0.15 refuses
+  // every host tensor; on its own device it imports, byte_offset included).
+  if (facts_.cpu_refusal.empty() && !load_step_skipped("probe.consumer_plain")) {
+    load_step("probe.consumer_plain");
+    const std::string legacy = probe_plain_import(false);
+    const std::string versioned = legacy.empty() ? std::string() : probe_plain_import(true);
+    load_step("probe.consumer");
+    if (!legacy.empty() && !versioned.empty())
+      facts_.cpu_refusal = "from_dlpack refused a plain 2-element float32 CPU tensor at load, legacy (" + legacy +
+                           ") and versioned (" + versioned + "), and the adapter declares no CPU device: the "
+                           "consumer takes no host memory (DEV-04 allows a refusal; the device.consumer.* cases judge "
+                           "its own devices)";
   }
 }
 
@@ -760,7 +814,7 @@ void PythonSubject::release_array(void* array) {
   py::gil_scoped_acquire gil;
   try {
     Py_XDECREF(static_cast<PyObject*>(array));
-    py::module_::import("gc").attr("collect")();
+    PyGC_Collect();
   } catch (py::error_already_set& e) {
     set_error("releasing the array raised " + describe(e));
   } catch (...) {
@@ -807,9 +861,8 @@ std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index)
     // collector's way, so that the gc.collect() calls cases make (to run deleters
     // deterministically) scan only what the cases create. With torch, TensorFlow and Paddle
     // loaded together a full collection otherwise costs tens of milliseconds.
-    py::module_ gc = py::module_::import("gc");
-    gc.attr("collect")();
-    if (py::hasattr(gc, "freeze")) gc.attr("freeze")();
+    PyGC_Collect();
+    gc_freeze();
     return subject;
   } catch (py::error_already_set& e) {
     throw SubjectLoadError{fmt::format("cannot load Python subject '{}': {}", spec, describe(e))};

@@ -57,6 +57,9 @@ struct Facts {
   /// Why the package exports nothing (empty when it exports): __dlpack__ refused a plain CPU
   /// array with BufferError, asked with and without max_version.
   std::string refuses_exports;
+  /// An optional load probe an earlier worker of this run died in, left out here
+  /// (load_step_skipped): its fact is unknown, and the note says so.
+  std::string probe_left_out;
 };
 
 class PythonSubject final : public Subject {
@@ -144,6 +147,13 @@ PythonSubject& python_subject(CaseContext& ctx);
 
 /// Loader for dlpv::worker_main / run_app (takes the GIL itself).
 std::unique_ptr<Subject> load_python_subject(const std::string& spec, int index);
+
+/// The standard-library functions the validator calls after the package is imported, taken
+/// before it is (from the module's init): a package that replaces gc.freeze or json.dumps at
+/// import cannot change what the validator does. Collections use the C API (PyGC_Collect).
+void keep_stdlib_references();
+void gc_freeze();
+void gc_unfreeze();
 
 /// "TypeName: message" of the Python exception in flight (GIL held).
 std::string describe(const py::error_already_set& e);

@@ -311,7 +311,7 @@ std::string bench_text(const json& run) {
                      bench_errors(run), bench_warnings(run), text(sum, "unexpected"),
                      number(run, "duration_s", duration) && duration > 0 ? fmt::format(FMT_STRING(" in {:.2f} s"), duration)
                                                                           : std::string());
-  return out;
+  return detail::terminal_text(out, false);  // library names and messages, terminal-safe
 }
 
 }  // namespace dlpv::reports

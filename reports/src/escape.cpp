@@ -70,6 +70,26 @@ std::string clean_text(std::string_view s) {
   return out;
 }
 
+std::string terminal_text(std::string_view s, bool one_line) {
+  const std::string clean = clean_text(s);
+  std::string out;
+  out.reserve(clean.size());
+  for (std::size_t i = 0; i < clean.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t len = decode_utf8(clean, i, cp);  // clean_text's output is valid UTF-8
+    const bool acts = (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+                      (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+    if (acts)
+      out += fmt::format(FMT_STRING("\\u{:04X}"), cp);
+    else if (one_line && (cp == '\n' || cp == '\r' || cp == '\t'))
+      out += ' ';
+    else
+      out.append(clean, i, len);
+    i += len;
+  }
+  return out;
+}
+
 std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : clean_text(s)) {

@@ -18,6 +18,14 @@ namespace dlpv::reports::detail {
 /// invalid bytes and those controls become "\xNN", the two non-characters "\uFFFE"/"\uFFFF".
 std::string clean_text(std::string_view s);
 
+/// Text for a terminal (the text summary, progress lines, explain, the pytest plugin's lines):
+/// clean_text's rule, and the code points a terminal acts on although they are printable
+/// UTF-8 (the C1 controls U+0080..U+009F, among them the one-byte CSI U+009B; the bidirectional
+/// overrides and isolates U+202A..U+202E, U+2066..U+2069; the line and paragraph separators
+/// U+2028, U+2029) shown as "\uNNNN". ESC and every other C0 control are "\xNN" already. With
+/// `one_line`, tab, LF and CR become spaces.
+std::string terminal_text(std::string_view s, bool one_line);
+
 /// clean_text + HTML entities for & < > " ' (safe in element content and quoted attributes).
 std::string html_escape(std::string_view s);
 

@@ -2,6 +2,7 @@
 // with expected vs observed and its requirement ids, then the verdict line.
 // SPDX-License-Identifier: Apache-2.0
 #include "common.hpp"
+#include "escape.hpp"
 #include "dlpack_validate/reports.hpp"
 #include <fmt/format.h>
 
@@ -24,11 +25,15 @@ std::string join(const nlohmann::ordered_json& arr, const char* sep) {
   for (const auto& v : arr) s += (s.empty() ? "" : sep) + v.get<std::string>();
   return s;
 }
-// Library text may hold anything: keep the summary on one line per field.
-std::string one_line(std::string s, size_t max = 400) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() > max) s = s.substr(0, max) + "...";
+// Library text may hold anything: keep the summary on one line per field, terminal-safe
+// (terminal_text), cut at a character boundary.
+std::string one_line(const std::string& text, size_t max = 400) {
+  std::string s = terminal_text(text, true);
+  if (s.size() > max) {
+    size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 
@@ -314,6 +319,8 @@ std::string reason_kind(const std::string& message) {
   return out;
 }
 
+std::string terminal_text(std::string_view s, bool one_line) { return detail::terminal_text(s, one_line); }
+
 std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
   std::string out;
   const auto& subjects = rec["subjects"];
@@ -470,7 +477,9 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
                      sum.value("unexpected", 0),
                      rec["duration_s"].is_number() && rec.value("duration_s", 0.0) > 0
                          ? fmt::format(" in {:.2f} s", rec.value("duration_s", 0.0)) : "");
-  return out;
+  // Every line already holds library text through one_line; the whole is made terminal-safe
+  // once more for what reaches it otherwise (names, paths, ids): an idempotent pass.
+  return terminal_text(out, false);
 }
 
 }  // namespace dlpv::reports

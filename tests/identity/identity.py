@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 DROP_TOP = {"command_line", "invocation", "started_at", "duration_s", "environment", "supervisor"}
 # `observed` is the measurement itself (heap growth, the bytes found in freed memory): it varies
@@ -191,9 +192,10 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None):
     global BUILD_PATH
     BUILD_PATH = os.path.abspath(build)
     os.makedirs(dest, exist_ok=True)
-    for name, program, arguments, env in fixtures(build, python_cmd, peers_python):
-        if only and not any(fnmatch.fnmatchcase(name, g) for g in only):
-            continue
+    todo = [f for f in fixtures(build, python_cmd, peers_python)
+            if not only or any(fnmatch.fnmatchcase(f[0], g) for g in only)]
+    started = time.monotonic()
+    for done, (name, program, arguments, env) in enumerate(todo, 1):
         path = os.path.join(dest, name + ".json")
         raw = path + ".raw"
         full_env = dict(os.environ, **env)
@@ -211,7 +213,9 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None):
         open(path, "w").write(text)
         if os.path.exists(raw):
             os.remove(raw)
-        print(f"{hashlib.sha256(text.encode()).hexdigest()[:12]}  {name}", flush=True)
+        # How far it got, for whoever reads the output of a run stopped by a hang guard.
+        print(f"{hashlib.sha256(text.encode()).hexdigest()[:12]}  {name}  [{done}/{len(todo)}, "
+              f"{time.monotonic() - started:.0f} s]", flush=True)
     # A partial capture (--only) keeps the other fixtures' records of the same directory.
     manifest = manifest_of(dest)
     write_manifest(os.path.join(dest, "manifest.tsv"), manifest)

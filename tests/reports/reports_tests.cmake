@@ -56,7 +56,7 @@ if(Python3_EXECUTABLE)
     COMMAND ${Python3_EXECUTABLE} ${_dlpv_reports_tests_dir}/check_html_static.py ${_dlpv_render_args})
   add_test(NAME reports.html_browser
     COMMAND ${Python3_EXECUTABLE} ${_dlpv_reports_tests_dir}/check_html_browser.py ${_dlpv_render_args})
-  set_tests_properties(reports.html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  set_tests_properties(reports.html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200)
 else()
   message(STATUS "reports: Python3_EXECUTABLE not set; JUnit/HTML structure tests not registered")
 endif()

@@ -21,6 +21,28 @@ TEST_CASE("clean_text replaces control bytes and invalid UTF-8 with visible esca
   CHECK(clean_text("\xef\xbf\xbf") == "\\uFFFF");          // XML non-character
 }
 
+TEST_CASE("terminal_text: a library's bytes never act on the terminal (issue 45's hostile inputs)") {
+  // ANSI: recolour, retitle (OSC), clear screen; each ESC shown, the rest harmless text
+  CHECK(terminal_text("\x1b[31mred\x1b[0m", true) == "\\x1B[31mred\\x1B[0m");
+  CHECK(terminal_text("\x1b]0;owned\x07", true) == "\\x1B]0;owned\\x07");
+  CHECK(terminal_text("\x1b[2J\x1b[H", true) == "\\x1B[2J\\x1B[H");
+  // the one-byte CSI (U+009B in UTF-8) and other C1 controls; a raw 0x9B byte is invalid UTF-8
+  CHECK(terminal_text("\xc2\x9b" "31m", true) == "\\u009B31m");
+  CHECK(terminal_text("\x9b" "31m", true) == "\\x9B31m");
+  // bidirectional overrides (reordering what the reader sees) and line separators
+  CHECK(terminal_text("a\xe2\x80\xae" "b\xe2\x81\xa6" "c", true) == "a\\u202Eb\\u2066c");
+  CHECK(terminal_text("x\xe2\x80\xa8y", true) == "x\\u2028y");
+  // invalid UTF-8, NUL, backspace, carriage return (overwrites the line) and newlines
+  CHECK(terminal_text(std::string("n\0ul\b", 5), true) == "n\\x00ul\\x08");
+  CHECK(terminal_text("bad\xff", true) == "bad\\xFF");
+  CHECK(terminal_text("one\ntwo\rthree\tfour", true) == "one two three four");
+  CHECK(terminal_text("one\ntwo", false) == "one\ntwo");
+  // ordinary text, accents and symbols kept; idempotent
+  CHECK(terminal_text("caf\xc3\xa9 \xe2\x9c\x93 50%", true) == "caf\xc3\xa9 \xe2\x9c\x93 50%");
+  const std::string once = terminal_text("\x1b[31m\xc2\x9b\xff", true);
+  CHECK(terminal_text(once, true) == once);
+}
+
 TEST_CASE("html_escape neutralises markup and quotes") {
   CHECK(html_escape("<script>alert(\"x\")</script>&'") ==
         "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;");

@@ -48,7 +48,7 @@ void gc_collect(CaseContext& ctx) {
     ctx.check_as(Severity::should, false, "DEL-09",
                  "a deleter run by a capsule destructor left a Python exception set", "none", type);
   }
-  py::module_::import("gc").attr("collect")();
+  PyGC_Collect();
 }
 
 DLTensor* Taken::tensor() const {

@@ -225,6 +225,14 @@ std::string bench_text(const nlohmann::ordered_json& run);
 /// expected failures: one line per kind of reason, or (verbose) every distinct reason; verdict.
 std::string text_summary(const nlohmann::ordered_json& run, bool verbose = false);
 
+/// The one rule for library text shown on a terminal (the text summary, the bench table,
+/// progress lines, explain, the pytest plugin's lines): valid UTF-8 where every control byte,
+/// invalid byte and code point a terminal acts on (C1 controls, bidirectional overrides, line
+/// separators) is shown escaped ("\x1B", "\u009B"); with `one_line`, tab, LF and CR become
+/// spaces. An ANSI escape in a library's message can then neither recolour, retitle nor clear
+/// the terminal of whoever reads the verdict.
+std::string terminal_text(std::string_view s, bool one_line = true);
+
 /// A skip or expected-failure message reduced to its kind, for grouping: the part before the
 /// library's own words (the first ": "), with dtype, layout and struct-kind words and numbers
 /// masked ("subject refused <kind> export of <dtype> (...) <layout> cleanly (...)").

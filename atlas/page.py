@@ -355,7 +355,10 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     libs = atlas["libraries"]
     n_rel = sum(len(v) for v in libs.values())
     out.append(f"<h1>{e(title)}</h1><p class=lead>{len(libs)} libraries, {n_rel} releases, "
-               f"{len(atlas['requirements'])} requirements tested, {atlas['results']} results. Below the summary, "
+               f"{len(atlas['requirements'])} requirements tested, {atlas['results']} results"
+               + (f" (of the releases this sweep ran; the verdicts of {atlas['sweep']['carried_releases']} more are "
+                  "carried from the earlier page, as the builds line below says)" if atlas.get("sweep", {}).get(
+                      "carried_releases") else "") + ". Below the summary, "
                "one row per requirement: in each library's cell its releases oldest to newest, since which release "
                "the rule holds up to the newest, and the release that broke it.</p>")
     out.append("<table class=head><thead><tr><th>library</th><th>releases swept</th><th>rules held by the newest</th>"
@@ -501,6 +504,18 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     return "".join(out)
 
 
+def read_json(path, schema, why):
+    """The JSON document at path if its schema is `schema`; else None, with `why` on stderr."""
+    try:
+        doc = json.load(open(path))
+        if doc.get("schema") == schema:
+            return doc
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.stderr.write(f"atlas/page.py: error: {why}\n")
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(prog="atlas/page.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("sweep")
@@ -521,11 +536,8 @@ def main():
     ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
                                                  "docs/requirements.md, relative to the page)")
     a = ap.parse_args()
-    try:
-        rec = json.load(open(a.sweep))
-        assert rec.get("schema") == "dlpack-validate/run"
-    except (OSError, ValueError, AssertionError):
-        sys.stderr.write(f"atlas/page.py: error: {a.sweep} is not a dlpack-validate run record\n")
+    rec = read_json(a.sweep, "dlpack-validate/run", f"{a.sweep} is not a dlpack-validate run record")
+    if rec is None:
         return 2
     out_dir = os.path.dirname(os.path.abspath(a.html))
     manifest = None
@@ -541,14 +553,9 @@ def main():
             manifest = dict(manifest, lines=manifest["lines"] + part.get("lines", []),
                             wall_s=max(manifest.get("wall_s") or 0, part.get("wall_s") or 0))
     findings = read_findings(a.findings, out_dir)
-    carry = None
-    if a.carry:
-        try:
-            carry = json.load(open(a.carry))
-            assert carry.get("schema") == "dlpack-validate/atlas"
-        except (OSError, ValueError, AssertionError):
-            sys.stderr.write(f"atlas/page.py: error: --carry {a.carry} is not an atlas JSON\n")
-            return 2
+    carry = a.carry and read_json(a.carry, "dlpack-validate/atlas", f"--carry {a.carry} is not an atlas JSON")
+    if a.carry and carry is None:
+        return 2
     atlas = build(rec, a.baselines, a.repro, out_dir, findings, manifest, carry)
     if a.previous:
         try:

@@ -19,6 +19,22 @@ void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement
                "BufferError / DLPV_UNSUPPORTED", fmt::format("return {}: {}", rc, ctx.subject().last_error()));
 }
 
+namespace {
+// Import `made` and release it (DEL-02 judged): "" when imported, else the refusal ("RC:
+// last_error"), its ownership judged (DEL-08).
+std::string import_or_refusal(CaseContext& ctx, MadeTensor& made, bool versioned, const std::string& what) {
+  int rc = 0;
+  void* array = import_made(ctx, made, versioned, &rc);
+  if (!array) {
+    const std::string why = fmt::format("{}: {}", rc, ctx.subject().last_error());
+    judge_refusal_ownership(ctx, made, what);
+    return why;
+  }
+  release_expecting_one_delete(ctx, array, made);
+  return {};
+}
+}  // namespace
+
 std::string refuses_plain_scalar(CaseContext& ctx, bool versioned) {
   MadeSpec plain;
   plain.shape = {};
@@ -30,15 +46,7 @@ std::string refuses_plain_scalar(CaseContext& ctx, bool versioned) {
   DLTensor& t = versioned ? made->versioned()->dl_tensor : made->legacy()->dl_tensor;
   t.shape = slot;
   t.strides = slot;
-  int rc = 0;
-  void* array = import_made(ctx, *made, versioned, &rc);
-  if (!array) {
-    const std::string why = fmt::format("{}: {}", rc, ctx.subject().last_error());
-    judge_refusal_ownership(ctx, *made, "a 0-d float32 tensor with its shape and strides set");
-    return why;
-  }
-  release_expecting_one_delete(ctx, array, *made);
-  return {};
+  return import_or_refusal(ctx, *made, versioned, "a 0-d float32 tensor with its shape and strides set");
 }
 
 std::string refuses_plain_form(CaseContext& ctx, const MadeSpec& spec, bool versioned) {
@@ -49,16 +57,7 @@ std::string refuses_plain_form(CaseContext& ctx, const MadeSpec& spec, bool vers
   plain.deleter = DeleterKind::counting;
   auto made = MadeTensor::make(plain, versioned);
   if (!made) ctx.harness_error("could not build the test tensor");
-  int rc = 0;
-  ctx.phase("import_plain");
-  void* array = import_made(ctx, *made, versioned, &rc);
-  if (!array) {
-    const std::string why = fmt::format("{}: {}", rc, ctx.subject().last_error());
-    judge_refusal_ownership(ctx, *made, "the plain (compact, no byte_offset) form of the tensor");
-    return why;
-  }
-  release_expecting_one_delete(ctx, array, *made);
-  return {};
+  return import_or_refusal(ctx, *made, versioned, "the plain (compact, no byte_offset) form of the tensor");
 }
 
 void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,

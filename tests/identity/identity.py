@@ -56,6 +56,7 @@ OFFSET = re.compile(r"\+ 0x[0-9a-fA-F]+")  # "function + 0x570" in a library's s
 PID = re.compile(r"\b(pid|process) \d+")
 MEMORY = re.compile(r"using \d+ MiB")
 BIG = re.compile(r"-?\b\d{7,}\b")  # seven digits or more: pointer bits read as numbers
+BIG_VERSION = re.compile(r"\bBIG\.\d+\b")
 # A case's time limit is --timeout times its subject's pace (docs/design.md §7): on a busy
 # machine a timeout's message names both; the verdict is the same, so the limit is --timeout's.
 PACE = re.compile(r"within [0-9.]+ s \(([0-9.]+) s, times this subject's pace [0-9.]+ on this busy machine\)")
@@ -99,6 +100,8 @@ def mask(v):
         v = KNOWN_HANG.sub(CONFIRMED, v)
         v = REPRODUCED.sub(CONFIRMED, v)
         v = BIG.sub("BIG", v).replace("-BIG", "BIG")
+        # a pointer read as a version {major, minor}: the minor is the pointer's high half (ASLR)
+        v = BIG_VERSION.sub("BIG.BIG", v)
         if BUILD_PATH:
             v = v.replace(BUILD_PATH, "BUILD")
         return v

@@ -224,6 +224,8 @@ class MinimalProducer:
 )", ns);
     const bool v = speaks_versioned(ps);
     MadeSpec spec = home_spec(ps);
+    // host memory for a package that takes none (dpnp 0.15): DEV-04 allows it; see feed()
+    if (const std::string refused = ps.refuses_device(spec.device); !refused.empty()) ctx.skip(refused);
     auto made = MadeTensor::make(spec, v);
     ProducerScript cfg;
     cfg.managed = v ? static_cast<void*>(made->versioned()) : static_cast<void*>(made->legacy());

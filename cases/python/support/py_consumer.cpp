@@ -49,7 +49,8 @@ MadeSpec home_spec(PythonSubject& ps) {
   spec.device_memory = t == kDLCUDA || t == kDLCUDAHost || t == kDLCUDAManaged;
   // Memory of other devices (a SYCL device's USM, kDLOneAPI) is not made here: a tensor
   // labelled with such a device over host memory would be a lie. The consumer gets host
-  // memory, labelled kDLCPU, which every consumer of those devices takes (dpnp does).
+  // memory, labelled kDLCPU, which consumers of those devices take (dpnp since 0.16; one that
+  // refuses host memory altogether is skipped, saying so: feed).
   if (!spec.device_memory && t != kDLCPU && t != kDLROCMHost) spec.device = DLDevice{kDLCPU, 0};
   return spec;
 }
@@ -57,6 +58,10 @@ MadeSpec home_spec(PythonSubject& ps) {
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
           py::dict kwargs, const std::function<void(ProducerScript&)>& tweak, const std::string& reaches) {
   ctx.phase("setup");
+  // Host memory handed to a package the load probe saw refuse host memory altogether (dpnp
+  // 0.15: "The DLPack tensor resides on unsupported device"): DEV-04 allows that refusal, and
+  // nothing this case judges can be seen through it.
+  if (const std::string refused = ps.refuses_device(spec.device); !refused.empty()) ctx.skip(refused);
   Feed f;
   f.versioned = versioned;
   f.made = MadeTensor::make(spec, versioned);

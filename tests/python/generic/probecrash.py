@@ -7,22 +7,11 @@ import ctypes
 
 import numpy as np
 
+from _wrapped import Array
+
 __version__ = "0.1.0"
 
 _name_of = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
-
-
-class Array:
-    def __init__(self, data):
-        self._data = data
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
-                                ("copy", copy)) if v is not None}
-        return self._data.__dlpack__(**kw)
-
-    def __dlpack_device__(self):
-        return self._data.__dlpack_device__()
 
 
 class _Handed:

@@ -164,7 +164,8 @@ class ProgressLine {
       if (running.empty()) {
         std::fputs("\r\033[K", stderr);
       } else {
-        const std::string name = running.size() > 100 ? running.substr(0, 97) + "..." : running;
+        const std::string safe = reports::terminal_text(running);  // labels may name a library
+        const std::string name = safe.size() > 100 ? safe.substr(0, 97) + "..." : safe;
         std::fprintf(stderr, "\r\033[K[%zu/%zu] %.0f s  %s", done, total, elapsed, name.c_str());
       }
       std::fflush(stderr);
@@ -173,7 +174,7 @@ class ProgressLine {
     if (running.empty() || std::chrono::duration<double>(now - last_).count() < every_s_) return;
     last_ = now;
     std::fprintf(stderr, "progress: %zu of %zu cases done in %.0f s; running %s\n", done, total, elapsed,
-                 running.c_str());
+                 reports::terminal_text(running).c_str());
     std::fflush(stderr);
   }
 
@@ -481,10 +482,10 @@ int run_app_guarded(const AppConfig& cfg, const char* program) {
   try {
     return run_app(cfg);
   } catch (const BadInput& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program, e.message.c_str());
+    std::fprintf(stderr, "%s: error: %s\n", program, reports::terminal_text(e.message).c_str());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
+    std::fprintf(stderr, "%s: internal error: %s\n", program, reports::terminal_text(e.what()).c_str());
     return kExitInternal;
   }
 }

@@ -8,6 +8,7 @@
 #include <dlpack_validate/app.hpp>
 #include <dlpack_validate/case.hpp>
 #include <dlpack_validate/explain.hpp>
+#include <dlpack_validate/reports.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -308,7 +309,8 @@ std::string explain(const std::string& id, const ExplainContext& ctx) {
 }
 
 int run_explain(const std::string& id, const ExplainContext& ctx) {
-  const std::string text = explain(id, ctx);
+  // The id is the user's and may echo anything they typed: terminal-safe, by the one rule.
+  const std::string text = reports::terminal_text(explain(id, ctx), false);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   return 0;

@@ -47,6 +47,15 @@ import pytest
 _ROOT = "dlpack-validate"
 
 
+def _terminal(text, one_line=True):
+    """Library text as pytest prints it: the validator's one rule for terminals
+    (reports::terminal_text: control bytes, invalid UTF-8 and the code points a terminal acts on
+    shown escaped), so a library's ANSI escape cannot act on the terminal of whoever reads it."""
+    from . import _dlpack_validate
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    return _dlpack_validate.terminal_text(raw, one_line)
+
+
 class DLPackWarning(UserWarning):
     """A SHOULD requirement not met (the validator's ``warn``)."""
 
@@ -417,20 +426,23 @@ class CaseItem(pytest.Item):
         if st in ("pass", "xpass"):
             return
         if st == "skip":
-            _skip(r.get("message") or "skipped")
+            _skip(_terminal(r.get("message") or "skipped"))
         if st == "warn":
             if self.config.getoption("dlpv_strict"):
                 raise DLPackCaseFailure(self._text(r, "warn (a SHOULD requirement not met; failing under "
                                                       "--dlpack-validate-strict)"))
             reqs = ", ".join(self.case.get("requirements", []))
-            warnings.warn_explicit(DLPackWarning(f"{self.key[0]} ({self.case.get('severity', '')} {reqs}): "
-                                                 f"{r.get('message')}"), DLPackWarning, _ROOT, 0)
+            warnings.warn_explicit(DLPackWarning(_terminal(f"{self.key[0]} ({self.case.get('severity', '')} {reqs}): "
+                                                           f"{r.get('message')}")), DLPackWarning, _ROOT, 0)
             return
         if st == "xfail":
             st = (r.get("baseline") or {}).get("expect") or "fail"
         raise DLPackCaseFailure(self._text(r, st))
 
     def _text(self, r, status):
+        return _terminal(self._raw_text(r, status), one_line=False)
+
+    def _raw_text(self, r, status):
         reqs = ", ".join(self.case.get("requirements", []))
         lines = [f"{self.key[0]}: {status} ({self.case.get('severity', '')} {reqs})",
                  f"  {self.case.get('title', '')}"]

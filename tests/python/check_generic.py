@@ -24,12 +24,12 @@ import tempfile
 UNEXPECTED = {"fail", "crash", "error", "timeout"}
 
 
-def run(workdir, tag, spec, bugs="", extra=(), path_first=None):
+def run(workdir, tag, spec, bugs="", extra=(), path_first=None, quiet=True):
     out = os.path.join(workdir, f"{tag}.json")
     env = dict(os.environ, FAKEPLAIN_BUGS=bugs)
     if path_first:
         env["PYTHONPATH"] = path_first + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-m", "validator", "-q", "--json", out, "--timeout", "20", *extra, spec]
+    cmd = [sys.executable, "-m", "validator", *(["-q"] if quiet else []), "--json", out, "--timeout", "20", *extra, spec]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, errors="replace")
     if not os.path.exists(out):
         raise SystemExit(f"{tag}: no record (exit {proc.returncode}): {proc.stderr[-2000:]}")
@@ -204,7 +204,38 @@ def main():
     if bad or proc.returncode not in (0, 1):
         problems.append(f"stdlibbreaker: exit {proc.returncode}; {bad[:4]}")
 
-    # 11. validator.pattern and pattern_bytes for every dtype of the table (complex included)
+    # 11. hostile library text (ANSI, CSI, bidi, NUL, 5 MB): the terminal summary shows it escaped,
+    # the record caps it, and every report format parses with its own parser
+    outs = {ext: os.path.join(workdir, f"loudlib.{ext}") for ext in ("html", "xml", "md")}
+    proc, rec = run(workdir, "loudlib", "loudlib", extra=["--filter", "python.consumer.kw.*", "--html", outs["html"],
+                                                          "--junit", outs["xml"], "--summary-md", outs["md"]],
+                    quiet=False)
+    shown = proc.stdout + proc.stderr
+    if any(c in shown for c in ("\x1b", "\x9b", "\u009b", "\u202e", "\x00")):
+        problems.append("loudlib: a control character of the library's message reached the terminal")
+    if "\\x1B[31mRED" not in shown:
+        problems.append("loudlib: the library's message is not shown escaped in the summary")
+    size = os.path.getsize(os.path.join(workdir, "loudlib.json"))
+    if size > 2_000_000 or "bytes in all, the record keeps the first 4096" not in json.dumps(rec):
+        problems.append(f"loudlib: the record is {size} bytes, or its messages are not capped with the length noted")
+    import html.parser
+    import xml.etree.ElementTree as ET
+    try:
+        ET.parse(outs["xml"])
+        html.parser.HTMLParser().feed(open(outs["html"], encoding="utf-8").read())
+        md = open(outs["md"], encoding="utf-8").read()
+        if "\x1b" in md or "\x1b" in open(outs["html"], encoding="utf-8").read():
+            problems.append("loudlib: a raw ESC in the Markdown or HTML report")
+    except Exception as ex:  # noqa: BLE001 - any parser failure is the finding
+        problems.append(f"loudlib: a report does not parse: {ex!r}")
+    for path in list(outs.values()) + [os.path.join(workdir, "loudlib.json")]:
+        if os.path.getsize(path) > 2_000_000:
+            problems.append(f"loudlib: {os.path.basename(path)} is {os.path.getsize(path)} bytes")
+    from validator import _dlpack_validate as dv
+    if dv.terminal_text(b"\x1b[31m\xff", True) != "\\x1B[31m\\xFF":
+        problems.append("loudlib: validator._dlpack_validate.terminal_text does not escape")
+
+    # 12. validator.pattern and pattern_bytes for every dtype of the table (complex included)
     p = subprocess.run([sys.executable, "-c", PATTERNS], capture_output=True, text=True)
     if p.returncode != 0:
         problems.append(f"pattern: exit {p.returncode}: {(p.stdout + p.stderr)[-1500:]}")

@@ -478,6 +478,8 @@ int run_report(const AppConfig& cfg, const std::string& record_path) {
   return finish(record, cfg, baseline);
 }
 
+std::string terminal_text(const std::string& text, bool one_line) { return reports::terminal_text(text, one_line); }
+
 int run_app_guarded(const AppConfig& cfg, const char* program) {
   try {
     return run_app(cfg);

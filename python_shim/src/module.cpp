@@ -7,7 +7,6 @@
 #include <dlpack_validate/explain.hpp>
 #include <dlpack_validate/options.hpp>
 #include <dlpack_validate/run_record.hpp>
-#include <dlpack_validate/reports.hpp>
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
@@ -122,7 +121,7 @@ int run(const py::dict& opts) {
   try {
     cfg = options::config_from(values, keywords ? options::Naming::keywords : options::Naming::flags);
   } catch (const BadInput& e) {
-    std::fprintf(stderr, "%s: error: %s\n", prog, reports::terminal_text(e.message).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", prog, dlpv::terminal_text(e.message).c_str());
     return kExitBadInput;
   }
   const std::string command = opts.contains("command") ? opts["command"].cast<std::string>() : "run";
@@ -157,7 +156,7 @@ int run(const py::dict& opts) {
       try {
         rc = run_report(cfg, opts["record"].cast<std::string>());
       } catch (const BadInput& e) {
-        std::fprintf(stderr, "%s: error: %s\n", prog, reports::terminal_text(e.message).c_str());
+        std::fprintf(stderr, "%s: error: %s\n", prog, dlpv::terminal_text(e.message).c_str());
         rc = kExitBadInput;
       }
     }
@@ -213,7 +212,7 @@ PYBIND11_MODULE(_dlpack_validate, m) {
   m.def("run", &run, py::arg("options"), "run (or list) the validation; returns the exit code");
   m.def(
       "terminal_text",
-      [](py::bytes text, bool one_line) { return dlpv::reports::terminal_text(std::string(text), one_line); },
+      [](py::bytes text, bool one_line) { return dlpv::terminal_text(std::string(text), one_line); },
       py::arg("text"), py::arg("one_line") = true,
       "library text made safe for a terminal (control bytes, invalid UTF-8, C1 controls and bidirectional "
       "overrides shown escaped; with one_line, tab/LF/CR become spaces): the one rule every front end uses");
@@ -235,7 +234,7 @@ PYBIND11_MODULE(_dlpack_validate, m) {
           std::fflush(stdout);
           return run_explain(id, {"python", program, requirements_doc()});
         } catch (const BadInput& e) {
-          std::fprintf(stderr, "python -m validator: error: %s\n", reports::terminal_text(e.message).c_str());
+          std::fprintf(stderr, "python -m validator: error: %s\n", dlpv::terminal_text(e.message).c_str());
           return kExitBadInput;
         }
       },

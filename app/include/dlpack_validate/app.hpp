@@ -108,4 +108,8 @@ int run_diff(const AppConfig& config, const std::string& old_path, const std::st
 /// "dlpack-validate: error: ..." / "... internal error: ...").
 int run_app_guarded(const AppConfig& config, const char* program);
 
+/// Library (or user) text for a terminal: the one rule of reports::terminal_text, for the front
+/// ends (the Python module, the pytest plugin), which reach the reports through the app.
+std::string terminal_text(const std::string& text, bool one_line = true);
+
 }  // namespace dlpv

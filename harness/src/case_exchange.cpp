@@ -40,6 +40,9 @@ class Sequence {
     return {};
   }
   const std::string& nonce() const { return nonce_; }
+  /// Every line the worker writes for this command names its nonce; one that does not was
+  /// written by someone else (the library) into the event pipe.
+  bool named_in(const std::string& line) const { return line.find('"' + nonce_ + '"') != std::string::npos; }
 
  private:
   std::string nonce_;
@@ -112,6 +115,22 @@ std::string run_command(const std::string& nonce, int subject, const std::string
 
 namespace {
 
+/// A line that names this command's nonce but does not parse: the worker's own line with a
+/// library's partial write (no newline) in front of it. The worker's line is the object that
+/// starts at the last '{' before the nonce from which the rest parses; `prefix` gets the bytes
+/// before it. Discarded JSON when there is none.
+json salvage(const std::string& line, const Sequence& seq, std::string& prefix) {
+  const size_t at = line.find('"' + seq.nonce() + '"');
+  for (size_t p = line.rfind('{', at); p != std::string::npos && p > 0; p = line.rfind('{', p - 1)) {
+    json ev = json::parse(line.substr(p), nullptr, false);
+    if (ev.is_object() && protocol::string_field(ev, "nonce") == seq.nonce()) {
+      prefix = line.substr(0, p);
+      return ev;
+    }
+  }
+  return json::parse("", nullptr, false);
+}
+
 /// The worker has accepted the command: its phases and result, under the phase budgets.
 Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget budget,
              unsigned long long memory_limit_mib, Clock::time_point t0) {
@@ -131,7 +150,19 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
     std::string line;
     const WorkerProcess::Wait wait = w.next_line(line, clock.deadline());
     if (wait == WorkerProcess::Wait::event) {
-      const json ev = json::parse(line, nullptr, false);
+      // A line without this command's nonce is not the worker's: the library wrote it into the
+      // event pipe. Not believed, not fatal: kept for the incident the pool charges to the
+      // library, and the case's own events still decide its verdict.
+      if (!seq.named_in(line)) {
+        if (r.intruded++ == 0) r.first_intrusion = line;
+        continue;
+      }
+      json ev = json::parse(line, nullptr, false);
+      if (!ev.is_object()) {
+        std::string prefix;
+        ev = salvage(line, seq, prefix);
+        if (!ev.is_discarded() && r.intruded++ == 0) r.first_intrusion = prefix;
+      }
       const std::string kind = ev.is_object() ? event_kind(ev) : std::string();
       if (kind.empty()) return broken("a line that is not a protocol event: " + quote_line(line), phase);
       if (const std::string why = seq.check(ev); !why.empty()) return broken(why + quote_line(line), phase);
@@ -251,6 +282,7 @@ Reply run(WorkerProcess& w, int subject, const std::string& case_id, int peer, B
 
 Hello await_hello(WorkerProcess& w, double load_s, unsigned long long memory_limit_mib) {
   Hello h;
+  Sequence seq(w.load_nonce());
   const auto t0 = Clock::now();
   const auto deadline = t0 + seconds(load_s);
   auto phase_of = [](const std::string& step) { return step.rfind("probe.", 0) == 0 ? step : std::string("load"); };
@@ -270,9 +302,26 @@ Hello await_hello(WorkerProcess& w, double load_s, unsigned long long memory_lim
       }
       return h;
     }
-    const json ev = json::parse(line, nullptr, false);
+    // As in a case: a line without the load's nonce is the library's write into the pipe,
+    // counted and charged to it; one with the nonce must be the next of the worker's events.
+    if (!seq.named_in(line)) {
+      if (h.intruded++ == 0) h.first_intrusion = line, h.intruded_at = h.failed;
+      continue;
+    }
+    json ev = json::parse(line, nullptr, false);
+    if (!ev.is_object()) {
+      std::string prefix;
+      ev = salvage(line, seq, prefix);
+      if (!ev.is_discarded() && h.intruded++ == 0) h.first_intrusion = prefix, h.intruded_at = h.failed;
+    }
     const std::string kind = ev.is_object() ? event_kind(ev) : std::string();
-    if (kind == "phase" && protocol::string_field(ev, "phase") == "load" && !ev.contains("nonce")) {
+    if (const std::string why = ev.is_object() ? seq.check(ev) : std::string("a line that does not parse: ");
+        !why.empty()) {
+      w.kill_and_reap();
+      h.failure = violation(why + quote_line(line), phase_of(h.failed.step), t0);
+      return h;
+    }
+    if (kind == "phase" && protocol::string_field(ev, "phase") == "load") {
       h.failed = LoadStep{ev.value("subject", -1), protocol::string_field(ev, "step")};
       continue;
     }

@@ -66,7 +66,7 @@ struct Budget {
 /// How a `run` command ended.
 enum class End {
   result,       ///< the worker's own result, in `outcome`
-  violation,    ///< a line that is not the worker's, after acceptance: `outcome` is the case's error
+  violation,    ///< after acceptance, a line naming the nonce out of sequence or malformed: `outcome` is the case's error
   crash,        ///< the worker died in the case: `outcome` is the crash (phase, signal)
   timeout,      ///< a pot ran out: `outcome` is the timeout; the worker was killed
   load_death,   ///< died while a fresh worker loaded a subject again, before the case began: an incident
@@ -81,6 +81,11 @@ struct Reply {
   std::string kind, message, signal;
   /// For not_accepted of kind "protocol": the line written instead of the acknowledgement.
   std::string line;
+  /// Lines the library wrote into the event pipe while the case ran (they carry no nonce of
+  /// this command, or came in front of one of the worker's lines): not believed, counted, the
+  /// first kept. The case's own events, which name the nonce, still decide how it ended.
+  size_t intruded = 0;
+  std::string first_intrusion;
 };
 
 /// `run NONCE SUBJECT CASE PEER LIMIT_S`: the case's time travels in the command.
@@ -101,6 +106,11 @@ struct Hello {
   std::vector<SubjectInfo> subjects;
   CaseOutcome failure;
   LoadStep failed;
+  /// Lines the library wrote into the event pipe while the worker loaded (no load nonce), and
+  /// the load step the first came in.
+  size_t intruded = 0;
+  std::string first_intrusion;
+  LoadStep intruded_at;
 };
 Hello await_hello(WorkerProcess& worker, double load_s, unsigned long long memory_limit_mib);
 

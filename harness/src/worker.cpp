@@ -119,6 +119,22 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   g_command_fd = move_to(protocol::kCommandFd, protocol::kWorkerCommandFd);
   g_event_fd = move_to(protocol::kEventFd, protocol::kWorkerEventFd);
   apply_memory_limit();
+  // The supervisor's first command, `load NONCE`, read before anything is loaded (byte by byte:
+  // the command loop's stdio buffer comes later): the loading events and the hello echo it.
+  {
+    std::string first;
+    char c = 0;
+    while (first.size() < 200) {
+      const ssize_t n = read(g_command_fd, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || c == '\n') break;
+      first += c;
+    }
+    if (first.rfind("load ", 0) == 0) {
+      g_nonce = first.substr(5);
+      g_seq = 0;
+    }
+  }
 
   // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case
   // first needs it: after a crash, only the next cases' libraries are imported again.
@@ -133,7 +149,7 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     try {
       subjects[i] = loader(specs[i], static_cast<int>(i));
     } catch (const SubjectLoadError& e) {
-      write_event({{"event", "load_error"}, {"subject", i}, {"message", e.message}});
+      write_event({{"event", "load_error"}, {"nonce", g_nonce}, {"subject", i}, {"message", e.message}});
       return 0;
     }
     nlohmann::json info = protocol::subject_to_json(subjects[i]->info());
@@ -164,7 +180,8 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
   }
   g_loading_subject = -1;
   keep_stdio_open();
-  write_event({{"event", "hello"}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
+  write_event({{"event", "hello"}, {"nonce", g_nonce}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
+  g_nonce.clear();
   // Makes subjects `a` and `b` (-1: none) usable in a lazy worker: loads the missing ones, the
   // lower index first. The supervisor sends a worker only cases whose missing subjects all come
   // after every subject it has loaded (see load_in_order), so each worker imports in the

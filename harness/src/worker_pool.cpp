@@ -120,6 +120,15 @@ bool WorkerPool::handshake(CaseOutcome& out) {
   const auto t0 = Clock::now();
   exchange::Hello hello = exchange::await_hello(*slot().proc, options_.load_timeout_s, memory_limit_mib_);
   run_.load_wait_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (hello.intruded)
+    run_.incidents.push_back(Incident{
+        "intrusion",
+        fmt::format("the library wrote into the worker's event pipe while a worker was {}: {} line{} carrying no "
+                    "nonce of the validator's (first: {}); none was believed, and the worker's own events decided "
+                    "how its load ended",
+                    exchange::step_words(hello.intruded_at.step), hello.intruded,
+                    hello.intruded == 1 ? "" : "s", exchange::quote_line(hello.first_intrusion)),
+        "", "", hello.intruded_at.subject, ""});
   if (hello.load_error) {
     slot().proc.reset();
     throw SubjectLoadError{hello.load_error_message.empty() ? "cannot load subject" : hello.load_error_message};
@@ -227,6 +236,7 @@ bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutco
     if (timed && reply.end == exchange::End::result && reply.outcome.status == Status::pass &&
         s.proc->sched(cpu1, wait1))
       pace_->ran(subject, cpu1 - cpu0, wait1 - wait0);  // a clean case: the subject's pace
+    if (reply.intruded) intruded(reply, label, subject);
     switch (reply.end) {
       case exchange::End::not_accepted:
         // Nothing of the case ran: charged to no case, and the case runs in a fresh worker. A line
@@ -256,6 +266,10 @@ bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutco
     out = std::move(reply.outcome);
     if (out.status != Status::pass) out.output_tail = take_tail();
     fruitless_ = 0;
+    if (reply.intruded) {
+      kill_current();
+      return true;
+    }
     for (int i : {subject, peer})
       if (i >= 0 && std::find(s.loaded.begin(), s.loaded.end(), i) == s.loaded.end()) s.loaded.push_back(i);
     std::sort(s.loaded.begin(), s.loaded.end());
@@ -439,6 +453,24 @@ bool WorkerPool::taint(long answered, const std::string& unasked) {
   if (main_.answered == answered) main_.answered = -1;
   if (side_.answered == answered) side_.answered = -1;
   return true;
+}
+
+/// The library wrote into the event pipe while a case ran: charged to it as an incident of its
+/// own; the case's verdict, from the worker's own events, stands (run_here then retires the
+/// worker: a library that writes into its pipe once may do it between cases).
+void WorkerPool::intruded(const exchange::Reply& reply, const std::string& label, int subject) {
+  const std::string status =
+      reply.end == exchange::End::result ? std::string(to_string(reply.outcome.status)) + " result was kept"
+      : reply.end == exchange::End::crash || reply.end == exchange::End::timeout
+          ? std::string(to_string(reply.outcome.status)) + " stands"
+          : "outcome is its own";
+  run_.incidents.push_back(Incident{
+      "intrusion",
+      fmt::format("the library wrote into the worker's event pipe while {} ran: {} line{} carrying no nonce of the "
+                  "validator's (first: {}); none was believed, the case's own {}, and the worker was replaced",
+                  label, reply.intruded, reply.intruded == 1 ? "" : "s", exchange::quote_line(reply.first_intrusion),
+                  status),
+      "", "", subject, ""});
 }
 
 void WorkerPool::incident(const std::string& kind, const std::string& message, const std::string& signal,

@@ -162,6 +162,7 @@ class WorkerPool {
   void incident(const std::string& kind, const std::string& message, const std::string& signal,
                 const std::string& next_case, int subject, const std::string& tail);
   std::string kill_current();
+  void intruded(const exchange::Reply& reply, const std::string& label, int subject);
   std::string take_tail();
   std::string budget_tail(std::string t);
 

@@ -158,6 +158,10 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     // itself rather than polling at a fixed interval.
     pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
     if (pidfd_ >= 0) fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
+    // The first command, read before anything is loaded: the nonce the loading events and the
+    // hello echo, so that a line the library writes while it loads is told from the worker's.
+    load_nonce_ = protocol::make_nonce();
+    send("load " + load_nonce_ + "\n");
     return true;
   }
 

@@ -80,6 +80,9 @@ class WorkerProcess {
   /// stop and reaped, anything here is what it wrote after its last event.
   const std::string& unread_events() const { return buf_; }
   const std::string& tail() const { return tail_; }
+  /// The nonce of the `load NONCE` command spawn sends first: the loading events and the hello
+  /// echo it.
+  const std::string& load_nonce() const { return load_nonce_; }
 
  private:
   bool try_reap();
@@ -94,6 +97,7 @@ class WorkerProcess {
   long max_rss_kib_ = 0;
   bool evt_eof_ = false;
   std::string buf_, tail_;
+  std::string load_nonce_;
 };
 
 }  // namespace dlpv

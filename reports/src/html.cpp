@@ -217,14 +217,15 @@ std::string baseline_section(const json& run) {
   return out + "</section>\n";
 }
 
-/// Deaths and protocol breaks with no case in flight (grouped), and cases never run.
+/// Incidents (grouped) and cases never run.
 std::string supervision_section(const json& run) {
   const auto groups = detail::incident_groups(run);
   const auto not_run = detail::not_run_lines(run);
   if (groups.empty() && not_run.empty()) return {};
   std::string out = "<section id=\"supervision\">\n<h3>Worker incidents and cases not run</h3>\n"
-                    "<p>Incidents happened with no case in flight (charged to no case; the case about to "
-                    "run was run again in a fresh worker). Each counts as unexpected.</p>\n<table>\n"
+                    "<p>Incidents are charged to no case's verdict: a worker lost with no case in flight (the "
+                    "case about to run was run again in a fresh worker), or the library writing into the "
+                    "worker's event pipe. Each counts as unexpected.</p>\n<table>\n"
                     "<thead><tr><th>what</th><th>count</th><th>detail</th></tr></thead>\n<tbody>\n";
   for (const auto& g : groups) {
     std::string detail_html = html_escape(g.message);

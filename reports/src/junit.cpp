@@ -370,7 +370,7 @@ void write_junit(const json& record, std::ostream& out) {
     total.skipped += c.skipped, total.time += c.time;
   }
 
-  // Incidents (errors: no case in flight) and cases never run (one skipped testcase each).
+  // Incidents (errors outside every case's verdict) and cases never run (one skipped testcase each).
   const auto groups = detail::incident_groups(run);
   const auto not_run = detail::not_run_lines(run);
   if (!groups.empty() || !not_run.empty()) {

@@ -252,7 +252,7 @@ void write_markdown(const json& record, std::ostream& out, std::size_t budget_by
   Section supervision{"", "### Worker incidents and cases not run\n\n| what | count | detail |\n| --- | --- | --- |\n",
                       {}, ""};
   for (const auto& g : detail::incident_groups(run))
-    supervision.rows.push_back("| incident (" + detail::md_text(g.kind) + ", no case in flight) | " +
+    supervision.rows.push_back("| incident (" + detail::md_text(g.kind) + ") | " +
                                std::to_string(g.count) + " | " + detail::md_text(detail::one_line(g.message, 300)) + " |\n");
   for (const auto& n : detail::not_run_lines(run))
     supervision.rows.push_back("| not run | " + std::to_string(n.count) + " | " +

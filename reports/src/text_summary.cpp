@@ -391,9 +391,11 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
   const auto steps = detail::next_steps(rec);
   if (!steps.empty()) out += "\nnext steps:\n";
   for (const auto& step : steps) out += "  - " + step + "\n";
-  // Deaths and protocol breaks with no case in flight, grouped by message; cases never run.
+  // Incidents (deaths and protocol breaks with no case in flight, a library's writes into the
+  // event pipe), grouped by message; cases never run.
   const auto incidents = detail::incident_groups(rec);
-  if (!incidents.empty()) out += "\nincidents (no case in flight, charged to no case; the case about to run was run again):\n";
+  if (!incidents.empty()) out += "\nincidents (outside every case's verdict: a worker lost with no case in flight, whose next case was "
+           "run again, or the library writing into the event pipe):\n";
   for (const auto& g : incidents) {
     out += fmt::format("  INCIDENT {:>4} x {}\n", g.count, one_line(g.message));
     if (!g.next_case.empty()) out += "               first before " + g.next_case + "\n";

@@ -11,6 +11,8 @@
                           the case must also end in that phase (empty = any), and TEXT must
                           occur in its signal, message or observed values, or in
                           "charged:ID,....": the requirements it is charged to
+--expect-incident KIND:TEXT  the record must hold an incident of KIND whose message contains
+                          TEXT (repeatable; an incident counts as unexpected: exit 1)
 --max-rss-mib N           the validator and its workers must have stayed under N MiB resident
 --lawful                  a lawful fixture: besides --expect, no case may end fail, crash,
                           timeout or error
@@ -56,6 +58,7 @@ def main():
     # long (twice: the first worker's load is tried once more), not the validator's 120 s.
     ap.add_argument("--load-timeout", type=float, default=10.0)
     ap.add_argument("--extra", action="append", default=[])
+    ap.add_argument("--expect-incident", action="append", default=[])
     ap.add_argument("--max-rss-mib", type=float)
     ap.add_argument("--lawful", action="store_true")
     ap.add_argument("--require-emulated-cuda", action="store_true",
@@ -134,6 +137,12 @@ def main():
             if r["status"] == "skip" and re.search(r"no (usable )?CUDA|CUDA driver present but|only \d+ CUDA device",
                                                    r["message"]):
                 problems.append(f"{r['id']}: skipped for want of CUDA under the emulated driver: {r['message']}")
+    for want in args.expect_incident:
+        kind, text = (want.split(":", 1) + [""])[:2]
+        if not any(i.get("kind") == kind and text in (i.get("message") or "") for i in record.get("incidents", [])):
+            problems.append(f"no incident of kind {kind!r} mentions {text!r}: {record.get('incidents')}")
+    if args.expect_incident:
+        want_exit = 1
     if proc.returncode != want_exit:
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")
     if not record.get("complete"):

@@ -21,6 +21,7 @@
 #include <setjmp.h>
 #include <ctype.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -115,7 +116,8 @@
 #define C_THREAD_ABORT 5   /* start a thread that calls abort() about 200 microseconds later */
 #define C_ITIMER 6         /* arm setitimer(ITIMER_REAL, 1 ms): SIGALRM ends the process */
 #define C_CHAOS 7          /* for the chaos soak: SIGUSR1 closes the protocol pipes, SIGUSR2
-                              forges an event line into them (the soak's process sends both) */
+                              forges an event line into them; with DLPV_CHAOS_PLAN set, the
+                              library hits itself on a plan (chaos_step) */
 #ifndef HOSTILE_CTOR
 #define HOSTILE_CTOR C_NONE
 #endif
@@ -386,8 +388,70 @@ static void hostile_do(int deed) {
   }
 }
 
+#if HOSTILE_CTOR == C_CHAOS
+/* The planned chaos of the soak (DLPV_CHAOS_PLAN=SEED:PERMILLE:COUNTER_FILE:LOG_FILE): every call
+ * the validator makes into the library during a case (export, import, read, deleter) takes the
+ * next number of a counter shared by all the run's workers (a file under flock); call k is hit
+ * when a hash of (SEED, k) says so, with PERMILLE per mille, and the hash picks the hit: SIGKILL,
+ * SIGSEGV, the protocol pipes closed, or a forged line. One lane runs one case at a time, so the
+ * calls come in the run's order and a seed replays the same run. Each hit is logged as
+ * "K ACTION PID". Load steps are not counted (spare workers load concurrently), and no hit is a
+ * hang: a timeout is confirmed in a fresh worker beside the lane, whose calls would interleave
+ * with the lane's (hangs are proven by the hostile fixtures that hang, one by one). */
+static uint64_t chaos_mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void chaos_step(void) {
+  const char* plan = getenv("DLPV_CHAOS_PLAN");
+  unsigned long long seed = 0, k = 0;
+  unsigned permille = 0;
+  char counter[512] = {0}, logname[512] = {0};
+  int fd;
+  uint64_t h;
+  if (!plan || sscanf(plan, "%llu:%u:%511[^:]:%511s", &seed, &permille, counter, logname) != 4) return;
+  fd = open(counter, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  flock(fd, LOCK_EX);
+  if (pread(fd, &k, sizeof k, 0) != (ssize_t)sizeof k) k = 0;
+  ++k;
+  pwrite(fd, &k, sizeof k, 0);
+  flock(fd, LOCK_UN);
+  close(fd);
+  h = chaos_mix(seed ^ chaos_mix(k));
+  if (h % 1000 >= permille) return;
+  {
+    static const char* names[] = {"SIGKILL", "SIGSEGV", "close_pipes", "forge"};
+    static const int weights[] = {3, 3, 2, 2};
+    unsigned pick = (unsigned)((h >> 20) % 10), a = 0;
+    char line[128];
+    int n;
+    while (pick >= (unsigned)weights[a]) pick -= (unsigned)weights[a++];
+    n = snprintf(line, sizeof line, "%llu %s %ld\n", k, names[a], (long)getpid());
+    fd = open(logname, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      write_all(fd, line, (size_t)n);
+      close(fd);
+    }
+    switch (a) {
+      case 0: raise(SIGKILL); break;
+      case 1: raise(SIGSEGV); break;
+      case 2: chaos_close_pipes(0); break;
+      default: chaos_forge(0); break;
+    }
+  }
+}
+#define CHAOS_STEP(place) \
+  do { if ((place) != AT_CTOR && (place) != AT_GET_PLUGIN) chaos_step(); } while (0)
+#else
+#define CHAOS_STEP(place) ((void)0)
+#endif
+
 #define HOSTILE_HERE(place) \
-  do { if (HOSTILE_AT == (place)) hostile_do(HOSTILE_DO); } while (0)
+  do { CHAOS_STEP(place); if (HOSTILE_AT == (place)) hostile_do(HOSTILE_DO); } while (0)
 
 __attribute__((constructor)) static void hostile_constructor(void) {
 #if HOSTILE_CTOR == C_SIGNALS

@@ -235,7 +235,36 @@ def main():
     if dv.terminal_text(b"\x1b[31m\xff", True) != "\\x1B[31m\\xFF":
         problems.append("loudlib: validator._dlpack_validate.terminal_text does not escape")
 
-    # 12. validator.pattern and pattern_bytes for every dtype of the table (complex included)
+    # 13. a package that writes forged results into the worker's event pipe, one worker per case:
+    # each write is an intrusion incident charged to it, no forgery is believed, and each case
+    # keeps the verdict of its own events (the package's real bug: a fail); every format parses
+    outs = {ext: os.path.join(workdir, f"pipewriter.{ext}") for ext in ("html", "xml", "md")}
+    proc, rec = run(workdir, "pipewriter", "pipewriter",
+                    extra=["--isolate=case", "--filter", "consumer.roundtrip.float32.*", "--html", outs["html"],
+                           "--junit", outs["xml"], "--summary-md", outs["md"]])
+    statuses = sorted({r["status"] for r in rec["results"]})
+    ran = [r for r in rec["results"] if r["status"] != "skip"]
+    intrusions = [i for i in rec.get("incidents", []) if i.get("kind") == "intrusion"]
+    if not ran or statuses not in (["fail"], ["fail", "skip"]) or any("forged" in r["message"] for r in ran):
+        problems.append(f"pipewriter: the cases' own verdicts are not kept: {statuses}")
+    # one for each case that ran, and one for the load (its probes call from_dlpack too)
+    if sum("while a worker was" in i["message"] for i in intrusions) < 1 or \
+            sum(" ran: " in i["message"] for i in intrusions) != len(ran) or \
+            any(i.get("subject") != 0 or "forged" not in i["message"] for i in intrusions):
+        problems.append(f"pipewriter: {len(intrusions)} intrusions for {len(ran)} cases run: "
+                        f"{rec.get('incidents', [])[:3]}")
+    if proc.returncode != 1:
+        problems.append(f"pipewriter: exit {proc.returncode}, expected 1")
+    try:
+        ET.parse(outs["xml"])
+        html.parser.HTMLParser().feed(open(outs["html"], encoding="utf-8").read())
+        for path in outs.values():
+            if "intrusion" not in open(path, encoding="utf-8").read():
+                problems.append(f"pipewriter: {os.path.basename(path)} does not show the intrusion")
+    except Exception as ex:  # noqa: BLE001 - any parser failure is the finding
+        problems.append(f"pipewriter: a report does not parse: {ex!r}")
+
+    # 14. validator.pattern and pattern_bytes for every dtype of the table (complex included)
     p = subprocess.run([sys.executable, "-c", PATTERNS], capture_output=True, text=True)
     if p.returncode != 0:
         problems.append(f"pattern: exit {p.returncode}: {(p.stdout + p.stderr)[-1500:]}")

@@ -101,15 +101,23 @@ TEST_CASE("workers that die with no case in flight: the supervisor lives (SIGPIP
   for (const auto& i : r.incidents) CHECK(i.signal.find("SIGALRM") != std::string::npos);
 }
 
-TEST_CASE("a result forged into the event pipe is not believed") {
+TEST_CASE("a result forged into the event pipe is not believed, and the case keeps its verdict") {
   // A real dtype bug (fail) under a library that writes well-formed "pass" results into every
-  // pipe it finds: the case is an error (protocol violated), never a pass.
+  // pipe it finds: the forgeries carry no nonce of the validator's, so they are charged to the
+  // library as an incident each, and the case ends with its own verdict (the bug's fail).
   for (Isolation iso : {Isolation::worker, Isolation::per_case}) {
     RunResult r = run_on(DLPV_FORGE_PLUGIN, {"consumer.refuse.dtype.float4_bits8.*"}, iso);
     REQUIRE(r.results.size() == 2);
     for (const auto& c : r.results) {
-      CHECK(c.outcome.status == Status::error);
-      CHECK(c.outcome.message.find("worker protocol violated") != std::string::npos);
+      CHECK(c.outcome.status == Status::fail);
+      CHECK(c.outcome.message.find("forged") == std::string::npos);
+    }
+    REQUIRE(r.incidents.size() == 2);
+    for (const auto& i : r.incidents) {
+      CHECK(i.kind == "intrusion");
+      CHECK(i.subject == 0);
+      CHECK(i.message.find("2 lines") != std::string::npos);
+      CHECK(i.message.find("fail result was kept") != std::string::npos);
     }
   }
 }

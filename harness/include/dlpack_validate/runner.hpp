@@ -59,7 +59,7 @@ struct CaseResult {
 /// protocol while idle, before it accepted a command, or while a fresh worker loaded the
 /// subject again): charged to no case, listed in every report, unexpected.
 struct Incident {
-  std::string kind;     ///< "died", "unresponsive", "protocol"
+  std::string kind;     ///< "died", "unresponsive", "protocol", "intrusion" (the library wrote into the event pipe)
   std::string message;  ///< what happened, in words
   std::string signal;   ///< "SIGKILL (9)" for deaths by signal
   std::string next_case;  ///< the case the supervisor was about to run (it was then run again)

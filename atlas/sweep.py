@@ -303,9 +303,16 @@ class Sources:
             cols = row.split("\t")
             if len(cols) >= 3 and cols[0] == "case":
                 self.manifest.setdefault(cols[1], []).append(cols[2])
-        # subject -> its built-in adapter's module (the adapters' BUILTIN map, as of this tree)
-        self.adapter_modules = dict(re.findall(r'"(\w+)": "validator\.adapters\.(\w+)"',
-                                               self.text("python_shim/validator/adapters/__init__.py")))
+        # subject -> its built-in adapter's module, as of this tree: the library table's adapter
+        # column (python_shim/validator/libraries.tsv); a tree from before the table, the
+        # BUILTIN map written out in the adapters' __init__.py
+        table = self.text("python_shim/validator/libraries.tsv")
+        if table:
+            rows = [line.split("\t") for line in table.splitlines() if line and not line.startswith("#")]
+            self.adapter_modules = {r[0]: r[1] for r in rows[1:] if len(r) > 1 and r[1] != "-"}
+        else:
+            self.adapter_modules = dict(re.findall(r'"(\w+)": "validator\.adapters\.(\w+)"',
+                                                   self.text("python_shim/validator/adapters/__init__.py")))
 
     def text(self, path):
         if path not in self.files:

@@ -21,31 +21,15 @@ File names: <case id>__<subject>[__<peer>].py (README.md says which library each
 import os
 import re
 
+from . import libraries
+
 UNEXPECTED = ("fail", "crash", "timeout", "error")
 
 # How each library makes an array of n elements 0..n-1 of a dtype, shaped: (import, expression);
-# {dt} is the dtype's name, {n} the count, {shape} a tuple.
-_MAKE = {
-    "numpy": ("import numpy as np", "np.arange({n}).astype(np.{dt}).reshape({shape})"),
-    "torch": ("import torch", "torch.arange({n}).to(torch.{dt}).reshape({shape})"),
-    "jax": ("import jax.numpy as jnp", "jnp.arange({n}).astype(jnp.{dt}).reshape({shape})"),
-    "paddle": ("import paddle", "paddle.arange({n}).astype('{dt}').reshape(list({shape}))"),
-    "mlx": ("import mlx.core as mx", "mx.arange({n}).astype(mx.{dt}).reshape({shape})"),
-    "tensorflow": ("import tensorflow as tf", "tf.reshape(tf.cast(tf.range({n}), tf.{dt}), {shape})"),
-    "array_api_strict": ("import array_api_strict as xp", "xp.reshape(xp.astype(xp.arange({n}), xp.{dt}), {shape})"),
-    # dpnp: on its SYCL device (run the script with scripts/oneapi.sh's python-oneapi)
-    "dpnp": ("import dpnp", "dpnp.arange({n}).astype(dpnp.{dt}).reshape({shape})"),
-}
-_FROM = {
-    "numpy": "np.from_dlpack({x})",
-    "torch": "torch.from_dlpack({x})",
-    "jax": "jnp.from_dlpack({x})",
-    "paddle": "paddle.from_dlpack({x})",
-    "mlx": "mx.from_dlpack({x})",
-    "tensorflow": "tf.experimental.dlpack.from_dlpack({x}.__dlpack__())",
-    "array_api_strict": "xp.from_dlpack({x})",
-    "dpnp": "dpnp.from_dlpack({x})",
-}
+# {dt} is the dtype's name, {n} the count, {shape} a tuple. And how it imports {x}. Both from the
+# library table (validator/libraries.tsv: make, import, from); dpnp's arrays are on its SYCL
+# device (run the script with scripts/oneapi.sh's python-oneapi).
+_MAKE, _FROM = libraries.recipes()
 # Non-contiguous layouts, as views (only where the library has NumPy-style views).
 _LAYOUT = {
     "numpy": {"fortran": "np.asfortranarray({a})", "strided": "np.repeat({a}, 2, axis=-1)[..., ::2]",

@@ -32,22 +32,10 @@ import importlib
 import importlib.util
 import os
 
-BUILTIN = {
-    "numpy": "validator.adapters.numpy_adapter",
-    "torch": "validator.adapters.torch_adapter",
-    "cupy": "validator.adapters.cupy_adapter",
-    "jax": "validator.adapters.jax_adapter",
-    "paddle": "validator.adapters.paddle_adapter",
-    "tvm_ffi": "validator.adapters.tvm_ffi_adapter",
-    "pyarrow": "validator.adapters.pyarrow_adapter",
-    "tensorflow": "validator.adapters.tensorflow_adapter",
-    "mlx": "validator.adapters.mlx_adapter",
-    "dpnp": "validator.adapters.dpnp_adapter",
-    "mindspore": "validator.adapters.mindspore_adapter",
-    "mxnet": "validator.adapters.mxnet_adapter",
-    "warp": "validator.adapters.warp_adapter",
-    "onnxruntime": "validator.adapters.onnxruntime_adapter",
-}
+from .. import libraries
+
+# Each library with an adapter of its own: the table validator/libraries.tsv.
+BUILTIN = libraries.builtin()
 
 
 class LoadError(Exception):

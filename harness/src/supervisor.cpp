@@ -1,5 +1,6 @@
-// harness/src/supervisor.cpp: the supervisor side of docs/design.md §7. It never loads a subject.
-// It plans the run (selection.cpp), forecasts which cases may end their process, asks the worker
+// harness/src/supervisor.cpp: the supervisor side of docs/design.md §7. Under worker and
+// per-case isolation it never loads a subject (with --isolate=none, run_in_process runs every
+// case in this process, and says so in the record). It plans the run (selection.cpp), forecasts which cases may end their process, asks the worker
 // pool (worker_pool.cpp) to run each case where it belongs, confirms timeouts, and accounts for
 // every planned case once: a result, or a line in not_run. The conversation with each worker is
 // the case exchange's (case_exchange.cpp).

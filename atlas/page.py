@@ -28,7 +28,10 @@ import sys
 BAD = {"fail", "crash", "timeout", "xfail"}
 # An `error` is the validator's own trouble (it could not judge), never the library's: the
 # atlas counts it as not tested.
-AREAS = ["capsule", "exchange_api", "deleter", "version_flags", "stream", "dtype", "layout", "device", "protocol"]
+# The report areas in their order: the area table of the project's requirement table.
+AREAS = re.findall(r"^\| `([a-z_]+)` \| .+? \| [A-Z, ]+ \|$",
+                   open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spec",
+                                     "requirements.md"), encoding="utf-8").read(), re.M)
 
 
 def version_key(text):

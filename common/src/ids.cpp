@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlpack_validate/ids.hpp"
 
+#include <algorithm>
+
 #include <string>
 
 namespace dlpv {
@@ -114,17 +116,43 @@ std::string glob_escape(std::string_view literal) {
   return out;
 }
 
+namespace {
+struct AreaRow {
+  std::string_view family, area, label;
+};
+// The area table of spec/requirements.md (tools/gen_requirements.py).
+constexpr AreaRow k_area_rows[] = {
+#include "areas.inc"
+};
+}  // namespace
+
 std::string area_of(std::string_view requirement_id) {
   const std::string_view family = requirement_id.substr(0, requirement_id.find('-'));
-  static const struct {
-    std::string_view family, area;
-  } table[] = {{"CAP", "capsule"},       {"XAPI", "exchange_api"}, {"DEL", "deleter"},
-               {"VER", "version_flags"}, {"FLAG", "version_flags"}, {"STRM", "stream"},
-               {"DTYPE", "dtype"},       {"LAYOUT", "layout"},     {"DEV", "device"},
-               {"KW", "protocol"},       {"ERR", "protocol"},      {"SEM", "protocol"}};
-  for (const auto& row : table)
+  for (const auto& row : k_area_rows)
     if (row.family == family) return std::string(row.area);
   return {};
+}
+
+const std::vector<std::string>& report_areas() {
+  static const std::vector<std::string> areas = [] {
+    std::vector<std::string> out;
+    for (const auto& row : k_area_rows)
+      if (std::find(out.begin(), out.end(), row.area) == out.end()) out.emplace_back(row.area);
+    return out;
+  }();
+  return areas;
+}
+
+std::string area_label(std::string_view area) {
+  if (area.empty()) return "other";
+  for (const auto& row : k_area_rows)
+    if (row.area == area) return std::string(row.label);
+  return std::string(area);
+}
+
+std::size_t area_index(std::string_view area) {
+  const auto& areas = report_areas();
+  return static_cast<std::size_t>(std::find(areas.begin(), areas.end(), area) - areas.begin());
 }
 
 std::string shell_word(std::string_view w) {

@@ -36,17 +36,6 @@ int severity_rank(std::string_view s) {
   return it == order.end() ? 6 : static_cast<int>(it - order.begin());
 }
 
-std::string area_label(std::string_view area) {
-  if (area == "exchange_api") return "exchange API";
-  if (area == "version_flags") return "version/flags";
-  if (area.empty()) return "other";
-  return std::string(area);
-}
-
-std::size_t area_index(std::string_view area) {
-  auto it = std::find(k_areas.begin(), k_areas.end(), area);
-  return static_cast<std::size_t>(it - k_areas.begin());
-}
 
 
 std::string text_of(const json& v) {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlpack_validate/ids.hpp"
+
 namespace dlpv::reports::detail {
 
 using json = nlohmann::ordered_json;
@@ -20,11 +22,6 @@ using json = nlohmann::ordered_json;
 /// The nine statuses in the canonical (summary) order.
 inline constexpr std::array<std::string_view, 9> k_statuses = {
     "pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"};
-
-/// Report areas in the order reports group them (docs/run-record.md).
-inline constexpr std::array<std::string_view, 9> k_areas = {
-    "capsule", "exchange_api", "deleter", "version_flags", "stream",
-    "dtype",   "layout",       "device",  "protocol"};
 
 bool is_known_status(std::string_view s);
 
@@ -38,11 +35,7 @@ bool is_unexpected(std::string_view status, bool strict);
 /// pass and a skip reads "pass": the skip only says one variant was not attempted.
 int severity_rank(std::string_view status);
 
-/// Human label for an area key ("version_flags" -> "version/flags").
-std::string area_label(std::string_view area);
-
-/// Position of an area in k_areas, or k_areas.size() for unknown areas (sorted last).
-std::size_t area_index(std::string_view area);
+// Report areas, their order and labels: dlpv::report_areas, area_label, area_index (ids.hpp).
 
 /// String value of j[key]: "" when absent or null, the string itself, or the compact dump
 /// of any other value (numbers, booleans).

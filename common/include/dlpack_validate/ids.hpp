@@ -4,8 +4,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dlpv {
 
@@ -22,10 +24,20 @@ std::string glob_problem(std::string_view pattern);
 /// pattern with * ? [ ] \ escaped, so it matches exactly `literal`.
 std::string glob_escape(std::string_view literal);
 
-/// Report area of a requirement id, from its family: CAP capsule, XAPI exchange_api, DEL
-/// deleter, VER/FLAG version_flags, STRM stream, DTYPE dtype, LAYOUT layout, DEV device,
-/// KW/ERR/SEM protocol; "" for an unknown family.
+/// Report area of a requirement id, from its family (the area table of spec/requirements.md,
+/// compiled in as common/src/areas.inc: CAP capsule, XAPI exchange_api, ...); "" for an
+/// unknown family.
 std::string area_of(std::string_view requirement_id);
+
+/// The report areas, in the order reports group them (the spec's area table).
+const std::vector<std::string>& report_areas();
+
+/// The words for an area key ("version_flags" -> "version/flags"); "other" for "", the key
+/// itself for an unknown one.
+std::string area_label(std::string_view area);
+
+/// Position of an area in report_areas(), or report_areas().size() for unknown areas (sorted last).
+std::size_t area_index(std::string_view area);
 
 /// `word` as one shell word for a command line users copy: as it is when it holds only plain
 /// characters, else in single quotes (a quote inside written '\''). Shared by the CLI (its own

@@ -150,11 +150,17 @@ int run(const py::dict& opts) {
   int rc;
   {
     py::gil_scoped_release nogil;
-    if (command != "report") {
+    if (command == "run" || command == "bench") {
       rc = run_app_guarded(cfg, prog);
-    } else {  // `python -m validator report RUN.json ...`: re-render a saved record
+    } else {  // the commands over saved records, as the C++ CLI has them (app/src/records.cpp)
       try {
-        rc = run_report(cfg, opts["record"].cast<std::string>());
+        if (command == "merge")  // `report merge A.json B.json ... [-o OUT.json]`
+          rc = run_merge(cfg, strings(opts, "records"));
+        else if (command == "diff")  // `diff OLD.json NEW.json`
+          rc = run_diff(cfg, opts["old"].cast<std::string>(), opts["new"].cast<std::string>(),
+                        opts.contains("allow_different_subjects") && opts["allow_different_subjects"].cast<bool>());
+        else  // `report RUN.json ...`: re-render a saved record
+          rc = run_report(cfg, opts["record"].cast<std::string>());
       } catch (const BadInput& e) {
         std::fprintf(stderr, "%s: error: %s\n", prog, dlpv::terminal_text(e.message).c_str());
         rc = kExitBadInput;

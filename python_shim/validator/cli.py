@@ -97,6 +97,31 @@ def _report_parser():
     return p
 
 
+def _merge_parser():
+    p = _Parser(prog=PROG + " report merge",
+                description="merge the records of shards (--shard K/N), machines or CI jobs into one record: "
+                            "every case once, subjects united, conflicts reported (exit 1)")
+    p.add_argument("records", nargs="+", metavar="RUN.json", help="run records written by --json")
+    p.add_argument("-o", "--output", metavar="PATH", help="write the merged record to PATH (as --json does)")
+    _add_table_options(p, "report")
+    return p
+
+
+def _diff_parser():
+    p = _Parser(prog=PROG + " diff",
+                description="what changed between two run records (regressions, fixes, other status changes, "
+                            "new and removed cases), as text and with --summary-md as Markdown",
+                epilog="Exit codes: 0 no regression, 1 a regression or records of different libraries, "
+                       "2 bad input.")
+    p.add_argument("old", metavar="OLD.json", help="the earlier record (e.g. your last release's)")
+    p.add_argument("new", metavar="NEW.json", help="the later record (e.g. your main branch's)")
+    p.add_argument("--allow-different-subjects", action="store_true",
+                   help="records of different libraries: judge the cases matched by position instead of "
+                        "exiting 1 with 'subjects differ'")
+    _add_table_options(p, "report")
+    return p
+
+
 def _explain_parser():
     p = _Parser(prog=PROG + " explain",
                 description="what a requirement id or a case id means: a requirement's text, strength, source, "
@@ -109,9 +134,12 @@ def _explain_parser():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    given = list(argv)
     if "--internal-worker" in argv:
         return _worker(argv)
-    command = argv[0] if argv and argv[0] in ("bench", "report", "explain") else "run"
+    command = argv[0] if argv and argv[0] in ("bench", "report", "explain", "diff") else "run"
+    if command == "report" and argv[1:2] == ["merge"]:
+        command, argv = "merge", argv[1:]
     if command == "explain":
         args = _explain_parser().parse_args(argv[1:])
         from . import _dlpack_validate
@@ -122,6 +150,14 @@ def main(argv=None):
         args = _parser().parse_args(argv)
     elif command == "bench":
         args = _bench_parser().parse_args(argv[1:])
+    elif command == "merge":
+        args = _merge_parser().parse_args(argv[1:])
+        if args.output and getattr(args, "json", None):
+            _merge_parser().error("give the output once (-o or --json)")
+        if args.output:
+            args.json = args.output
+    elif command == "diff":
+        args = _diff_parser().parse_args(argv[1:])
     else:
         args = _report_parser().parse_args(argv[1:])
     from . import _dlpack_validate, adapters
@@ -141,7 +177,11 @@ def main(argv=None):
         "values": values,
         "subjects": list(getattr(args, "packages", [])) + list(getattr(args, "adapter", [])),
         "record": getattr(args, "record", None),
-        "command_line": [PROG] + argv,
+        "records": list(getattr(args, "records", [])),
+        "old": getattr(args, "old", None),
+        "new": getattr(args, "new", None),
+        "allow_different_subjects": bool(getattr(args, "allow_different_subjects", False)),
+        "command_line": [PROG] + given,
         # How to run this again from here (before PYTHONPATH is changed for the workers below).
         "invocation": _invocation(),
         # The supervisor appends --internal-worker and the subjects: a fresh interpreter

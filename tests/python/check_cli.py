@@ -67,6 +67,35 @@ def check_no_device(workdir):
     return problems
 
 
+def check_records(workdir):
+    """`report merge` and `diff` over saved records, as the C++ CLI has them: two shards merge
+    into the unsharded run's results, a diff of a record with itself finds no regression, and
+    bad input is exit 2."""
+    problems = []
+    paths = [os.path.join(workdir, f"shard{k}.json") for k in (1, 2)]
+    for k, path in enumerate(paths, 1):
+        run(["-q", "--filter", "python.capsule.*", "--shard", f"{k}/2", "--json", path, OK])
+    merged = os.path.join(workdir, "merged.json")
+    p = run(["report", "merge", *paths, "-o", merged, "-q"])
+    whole = run(["-q", "--filter", "python.capsule.*", "--json", os.path.join(workdir, "whole.json"), OK])
+    try:
+        got = sorted((r["id"], r["status"]) for r in json.load(open(merged))["results"])
+        want = sorted((r["id"], r["status"]) for r in json.load(open(os.path.join(workdir, "whole.json")))["results"])
+        if p.returncode != whole.returncode or got != want:
+            problems.append(f"report merge: exit {p.returncode} (whole run {whole.returncode}), "
+                            f"{len(got)} results, {len(want)} in the whole run")
+    except (OSError, ValueError, KeyError) as e:
+        problems.append(f"report merge: no merged record ({e}): {p.stderr[-300:]}")
+    p = run(["diff", merged, merged])
+    if p.returncode != 0 or "no regression" not in p.stdout:
+        problems.append(f"diff of a record with itself: exit {p.returncode}: {p.stdout[-300:]}")
+    for bad in (["diff", merged], ["report", "merge", paths[0], "-o", merged, "--json", merged]):
+        p = run(bad)
+        if p.returncode != 2 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
+            problems.append(f"{' '.join(bad[:2])}: bad input gave exit {p.returncode}: {p.stderr!r}")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True)
@@ -145,6 +174,7 @@ def main():
         problems.append(f"--timeout abc: exit {p.returncode} {p.stderr!r}")
     problems += check_rerun(a.workdir)
     problems += check_no_device(a.workdir)
+    problems += check_records(a.workdir)
     for x in problems:
         print("PROBLEM:", x)
     print(f"{len(problems)} problem(s)")

@@ -255,7 +255,7 @@ void Declare::run(CaseBody body) {
 
 namespace {
 /// "{kind} import of a {layout} tensor": each {name} the case's parameter of that name ("kind":
-/// its struct kind). Text in braces that names no parameter stays as it is.
+/// its struct kind). Text in braces that names no parameter refuses the declaration (below).
 std::string fill_title(const std::string& title, const CaseInfo& c) {
   std::string out;
   for (size_t i = 0; i < title.size();) {

@@ -692,56 +692,73 @@ py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<i
   return source_;
 }
 
-#define DLPV_PY_EXPORT_BODY(VERSIONED)                                                            \
-  py::gil_scoped_acquire gil;                                                                     \
-  /* An error a previous export's deleter left set (python.deleter.no_python_error judges that)   \
-     is not this request's: it would surface in the next call into Python. */                     \
-  if (PyErr_Occurred()) PyErr_Clear();                                                            \
-  try {                                                                                           \
-    std::vector<int64_t> shape(req.shape, req.shape + req.ndim);                                  \
-    py::object x = source_for(req, shape);                                                        \
-    py::dict kw = export_kwargs(req);                                                             \
-    if (VERSIONED) kw["max_version"] = version_tuple(req.max_version);                            \
-    py::object cap = x.attr("__dlpack__")(**kw);                                                  \
-    const std::string name = capsule_name(cap);                                                   \
-    const char* want = VERSIONED ? kVersionedName : kLegacyName;                                  \
-    if (name != want) {                                                                           \
-      set_error(fmt::format("__dlpack__ returned {} where a '{}' capsule was asked for",          \
-                            name.empty() ? "a non-capsule" : "a '" + name + "' capsule", want));  \
-      return DLPV_UNSUPPORTED;                                                                    \
-    }                                                                                             \
-    void* p = capsule_pointer(cap);                                                               \
-    if (!p) {                                                                                     \
-      set_error("the capsule holds a NULL pointer");                                              \
-      return DLPV_ERROR;                                                                          \
-    }                                                                                             \
-    /* Take ownership exactly as a consumer does: rename, then the deleter is ours. */            \
-    if (PyCapsule_SetName(cap.ptr(), VERSIONED ? kUsedVersionedName : kUsedLegacyName) != 0)      \
-      throw py::error_already_set();                                                              \
-    *out = static_cast<std::remove_reference_t<decltype(*out)>>(p);                                                      \
-    return DLPV_OK;                                                                               \
-  } catch (const NotImplemented& n) {                                                             \
-    set_error(n.reason);                                                                          \
-    t_refused_by_adapter = true;                                                                    \
-    return DLPV_UNSUPPORTED;                                                                      \
-  } catch (py::error_already_set& e) {                                                            \
-    /* An exception is a refusal of this request (its type is judged by ERR-01/02), except a      \
-       failure no request can be refused with: out of memory, an interpreter error (ERR-02). */    \
-    const bool failed = is_failure_not_refusal(e);                                                \
-    set_error("__dlpack__ raised " + describe(e) + (failed ? ": a failure, not a refusal (ERR-02)" : "")); \
-    return failed ? DLPV_ERROR : DLPV_UNSUPPORTED;                                                \
-  } catch (const std::exception& e) {                                                             \
-    set_error(e.what());                                                                          \
-    return DLPV_ERROR;                                                                            \
+namespace {
+/// One export, as a consumer takes it: `x.__dlpack__(...)` on the request's source (`source`:
+/// PythonSubject::source_for), the capsule's name checked against the struct asked for, then
+/// renamed (the deleter is now ours) and its pointer handed out in `out`. Errors go through
+/// `error` (PythonSubject::set_error). Shared by export_versioned and export_legacy.
+template <class Source, class Error>
+int export_capsule(const DLPVRequest& req, bool versioned, Source&& source, Error&& error, void** out) {
+  py::gil_scoped_acquire gil;
+  // An error a previous export's deleter left set (python.deleter.no_python_error judges that)
+  // is not this request's: it would surface in the next call into Python.
+  if (PyErr_Occurred()) PyErr_Clear();
+  try {
+    std::vector<int64_t> shape(req.shape, req.shape + req.ndim);
+    py::object x = source(req, shape);
+    py::dict kw = export_kwargs(req);
+    if (versioned) kw["max_version"] = version_tuple(req.max_version);
+    py::object cap = x.attr("__dlpack__")(**kw);
+    const std::string name = capsule_name(cap);
+    const char* want = versioned ? kVersionedName : kLegacyName;
+    if (name != want) {
+      error(fmt::format("__dlpack__ returned {} where a '{}' capsule was asked for",
+                        name.empty() ? "a non-capsule" : "a '" + name + "' capsule", want));
+      return DLPV_UNSUPPORTED;
+    }
+    void* p = capsule_pointer(cap);
+    if (!p) {
+      error("the capsule holds a NULL pointer");
+      return DLPV_ERROR;
+    }
+    // Take ownership exactly as a consumer does: rename, then the deleter is ours.
+    if (PyCapsule_SetName(cap.ptr(), versioned ? kUsedVersionedName : kUsedLegacyName) != 0)
+      throw py::error_already_set();
+    *out = p;
+    return DLPV_OK;
+  } catch (const PythonSubject::NotImplemented& n) {
+    error(n.reason);
+    t_refused_by_adapter = true;
+    return DLPV_UNSUPPORTED;
+  } catch (py::error_already_set& e) {
+    // An exception is a refusal of this request (its type is judged by ERR-01/02), except a
+    // failure no request can be refused with: out of memory, an interpreter error (ERR-02).
+    const bool failed = is_failure_not_refusal(e);
+    error("__dlpack__ raised " + describe(e) + (failed ? ": a failure, not a refusal (ERR-02)" : ""));
+    return failed ? DLPV_ERROR : DLPV_UNSUPPORTED;
+  } catch (const std::exception& e) {
+    error(e.what());
+    return DLPV_ERROR;
   }
+}
+}  // namespace
 
 int PythonSubject::export_versioned(const DLPVRequest& req, DLManagedTensorVersioned** out) {
-  DLPV_PY_EXPORT_BODY(true)
+  void* p = nullptr;
+  const int rc = export_capsule(
+      req, true, [this](const DLPVRequest& r, const std::vector<int64_t>& s) { return source_for(r, s); },
+      [this](const std::string& m) { set_error(m); }, &p);
+  if (rc == DLPV_OK) *out = static_cast<DLManagedTensorVersioned*>(p);
+  return rc;
 }
 int PythonSubject::export_legacy(const DLPVRequest& req, DLManagedTensor** out) {
-  DLPV_PY_EXPORT_BODY(false)
+  void* p = nullptr;
+  const int rc = export_capsule(
+      req, false, [this](const DLPVRequest& r, const std::vector<int64_t>& s) { return source_for(r, s); },
+      [this](const std::string& m) { set_error(m); }, &p);
+  if (rc == DLPV_OK) *out = static_cast<DLManagedTensor*>(p);
+  return rc;
 }
-#undef DLPV_PY_EXPORT_BODY
 
 // ---- consumer -----------------------------------------------------------------------------
 

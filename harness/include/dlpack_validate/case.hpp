@@ -54,7 +54,9 @@ struct CaseOutcome {
   std::string first_try;
 };
 
-/// See CaseContext::phase.
+/// The phase of a case that waits for a library to load in a helper process of its own: the
+/// supervisor gives it the load deadline (--load-timeout), not case time, and the case's time
+/// starts again with the next phase. Loading is not a case. (CaseContext::phase names it.)
 inline constexpr const char* kCaseLoadingPhase = "loading";
 
 class CaseContext;
@@ -146,10 +148,6 @@ class CaseContext {
   /// (a pair case feeding a CUDA tensor to a CPU consumer reaches DEV-04 before its own
   /// check): a crash or hang in the phase is charged to it.
   void phase(const std::string& name, const std::string& reaches = {}, const DeathMeaning& dies = {});
-  /// The phase of a case that waits for a library to load in a helper process of its own
-  /// (kCaseLoadingPhase): the supervisor gives it the load deadline (--load-timeout), not
-  /// case time, and the case's time starts again with the next phase. Loading is not a case.
-  const std::string& current_phase() const { return phase_; }
 
   /// Pair cases: the side ("producer", "consumer", or "" for neither alone) that the checks
   /// recorded from now on judge (Check::party). A crash is charged by its phase instead

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "protocol.hpp"
 
 namespace dlpv::exchange {
@@ -131,6 +133,25 @@ json salvage(const std::string& line, const Sequence& seq, std::string& prefix) 
   return json::parse("", nullptr, false);
 }
 
+/// One line read for a command (a case's or the load's): empty when it is the library's write
+/// into the event pipe (it names no nonce of this command: counted in `count`, the first kept
+/// in `first`, not believed, not fatal); else the worker's event, salvaged from behind a
+/// library's partial write (whose bytes are counted the same way), or discarded JSON when a line
+/// naming the nonce does not parse.
+std::optional<json> own_line(const std::string& line, const Sequence& seq, size_t& count, std::string& first) {
+  if (!seq.named_in(line)) {
+    if (count++ == 0) first = line;
+    return std::nullopt;
+  }
+  json ev = json::parse(line, nullptr, false);
+  if (!ev.is_object()) {
+    std::string prefix;
+    ev = salvage(line, seq, prefix);
+    if (!ev.is_discarded() && count++ == 0) first = prefix;
+  }
+  return ev;
+}
+
 /// The worker has accepted the command: its phases and result, under the phase budgets.
 Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget budget,
              unsigned long long memory_limit_mib, Clock::time_point t0) {
@@ -150,19 +171,11 @@ Reply follow(WorkerProcess& w, Sequence& seq, const std::string& case_id, Budget
     std::string line;
     const WorkerProcess::Wait wait = w.next_line(line, clock.deadline());
     if (wait == WorkerProcess::Wait::event) {
-      // A line without this command's nonce is not the worker's: the library wrote it into the
-      // event pipe. Not believed, not fatal: kept for the incident the pool charges to the
-      // library, and the case's own events still decide its verdict.
-      if (!seq.named_in(line)) {
-        if (r.intruded++ == 0) r.first_intrusion = line;
-        continue;
-      }
-      json ev = json::parse(line, nullptr, false);
-      if (!ev.is_object()) {
-        std::string prefix;
-        ev = salvage(line, seq, prefix);
-        if (!ev.is_discarded() && r.intruded++ == 0) r.first_intrusion = prefix;
-      }
+      // The library's lines are kept for the incident the pool charges to it; the case's own
+      // events still decide its verdict.
+      const std::optional<json> own = own_line(line, seq, r.intruded, r.first_intrusion);
+      if (!own) continue;
+      const json& ev = *own;
       const std::string kind = ev.is_object() ? event_kind(ev) : std::string();
       if (kind.empty()) return broken("a line that is not a protocol event: " + quote_line(line), phase);
       if (const std::string why = seq.check(ev); !why.empty()) return broken(why + quote_line(line), phase);
@@ -302,18 +315,13 @@ Hello await_hello(WorkerProcess& w, double load_s, unsigned long long memory_lim
       }
       return h;
     }
-    // As in a case: a line without the load's nonce is the library's write into the pipe,
-    // counted and charged to it; one with the nonce must be the next of the worker's events.
-    if (!seq.named_in(line)) {
-      if (h.intruded++ == 0) h.first_intrusion = line, h.intruded_at = h.failed;
-      continue;
-    }
-    json ev = json::parse(line, nullptr, false);
-    if (!ev.is_object()) {
-      std::string prefix;
-      ev = salvage(line, seq, prefix);
-      if (!ev.is_discarded() && h.intruded++ == 0) h.first_intrusion = prefix, h.intruded_at = h.failed;
-    }
+    // As in a case: the library's lines are counted and charged to it (with the load step the
+    // first came in); one with the nonce must be the next of the worker's events.
+    const size_t before = h.intruded;
+    const std::optional<json> own = own_line(line, seq, h.intruded, h.first_intrusion);
+    if (!before && h.intruded) h.intruded_at = h.failed;
+    if (!own) continue;
+    const json& ev = *own;
     const std::string kind = ev.is_object() ? event_kind(ev) : std::string();
     if (const std::string why = ev.is_object() ? seq.check(ev) : std::string("a line that does not parse: ");
         !why.empty()) {

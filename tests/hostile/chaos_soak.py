@@ -57,7 +57,7 @@ def round_seed(seed, n):
     return (seed * 1_000_003 + n) % (1 << 62)
 
 
-def play(args, n, seed, planned, filters, isolate, tag):
+def play(args, seed, filters, isolate, tag):
     """One round: the validator under the plan of `seed`; (record or None, hits, problems...)."""
     path = os.path.join(args.out, f"{tag}.json")
     counter, log = os.path.join(args.out, f"{tag}.counter"), os.path.join(args.out, f"{tag}.hits")
@@ -170,7 +170,7 @@ def main():
         filters = ["--filter=" + args.case_filter] if isolate == "case" else []
         planned = {k: v for k, v in clean.items() if not filters or fnmatch.fnmatchcase(k[0], args.case_filter)}
         rs = round_seed(seed, n)
-        record, hits, bad, wall, rc = play(args, n, rs, planned, filters, isolate, f"round{n}")
+        record, hits, bad, wall, rc = play(args, rs, filters, isolate, f"round{n}")
         counts, incidents, rss, excused, bad = judge(n, record, hits, bad, planned)
         by_kind = {}
         for _, action, _ in hits:
@@ -190,7 +190,7 @@ def main():
 
     if args.replay_first:
         isolate = "worker"
-        record, hits, bad, wall, rc = play(args, 0, round_seed(seed, 0), clean, [], isolate, "replay0")
+        record, hits, bad, wall, rc = play(args, round_seed(seed, 0), [], isolate, "replay0")
         dg = digest(record) if record is not None else "-"
         print(f"replay of round 0: {len(hits)} hits, {wall:.1f} s, digest {dg}"
               + (" (the same)" if dg == digests[0] else f" DIFFERS from {digests[0]}"))

@@ -102,7 +102,7 @@ int run_cli(int argc, char** argv) {
   CLI::App* report = app.add_subcommand(
       "report", "re-render reports from a saved run record: report RUN.json --html out.html ...");
   report->add_option("record", record_path, "a run record written by --json");
-  report->fallthrough();  // --html/--junit/--summary-md/--baseline/--strict belong to the main app
+  report->fallthrough();  // the report formats' options (reports::formats()), --baseline, --strict belong to the main app
   std::vector<std::string> merge_inputs;
   std::string merge_output;
   CLI::App* merge = report->add_subcommand(
@@ -132,7 +132,7 @@ int run_cli(int argc, char** argv) {
       "bench", "time each exchange route of the plugins (ns/op: median, p10, p90 over batches; the "
                "harness's own overhead measured and subtracted): bench LIB.so... [--json out.json]");
   bench->add_option("subjects", subjects, "plugin libraries (LIB.so ...)")->required();
-  bench->fallthrough();  // --json/--html/--junit/--summary-md/--isolate/--strict/-q as for runs
+  bench->fallthrough();  // the report formats' options, --isolate, --strict, -q as for runs
   std::map<std::string, bool> flags;
   std::map<std::string, std::vector<std::string>> texts;
   add_table_options(app, *bench, flags, texts);
@@ -194,9 +194,9 @@ int run_cli(int argc, char** argv) {
     try {
       if (*diff) return dlpv::run_diff(cfg, diff_old, diff_new, diff_allow_different);
       if (*merge) {
-        if (!merge_output.empty() && !cfg.json_path.empty())
+        if (!merge_output.empty() && !cfg.report_path("json").empty())
           throw dlpv::BadInput{"report merge: give the output once (-o or --json)"};
-        if (!merge_output.empty()) cfg.json_path = merge_output;
+        if (!merge_output.empty()) cfg.report_paths["json"] = merge_output;
         if (!record_path.empty()) merge_inputs.insert(merge_inputs.begin(), record_path);
         return dlpv::run_merge(cfg, merge_inputs);
       }

@@ -99,9 +99,9 @@ void check_writable(const std::string& path) {
 
 std::vector<std::string> output_paths(const AppConfig& cfg) {
   std::vector<std::string> out;
-  for (const std::string* p : {&cfg.json_path, &cfg.html_path, &cfg.junit_path,
-                               &cfg.summary_md_path, &cfg.write_baseline_path})
-    if (!p->empty() && *p != "-") out.push_back(*p);
+  for (const reports::Format& f : reports::formats())
+    if (const std::string p = cfg.report_path(f.option); !p.empty() && p != "-") out.push_back(p);
+  if (!cfg.write_baseline_path.empty()) out.push_back(cfg.write_baseline_path);
   return out;
 }
 
@@ -227,19 +227,15 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
     if (path == "-") std::fputs(text.str().c_str(), stdout);  // --json -: stdout is the record's
     else write_file_atomic(path, text.str());
   };
-  render(cfg.json_path, [&](std::ostream& o) {
-    o << record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  });
-  render(cfg.html_path, [&](std::ostream& o) { reports::write_html(record, o); });
-  render(cfg.junit_path, [&](std::ostream& o) { reports::write_junit(record, o); });
-  render(cfg.summary_md_path, [&](std::ostream& o) { reports::write_markdown(record, o); });
+  for (const reports::Format& f : reports::formats())
+    render(cfg.report_path(f.option), [&](std::ostream& o) { f.write(record, o); });
   render(cfg.write_baseline_path, [&](std::ostream& o) {
     o << reports::make_baseline(record, baseline ? &*baseline : nullptr).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
   reports::append_step_summary(record);
   const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record, cfg.verbose);
   // With the record on stdout (--json -), the summary goes to stderr.
-  std::FILE* out = cfg.json_path == "-" ? stderr : stdout;
+  std::FILE* out = cfg.report_path("json") == "-" ? stderr : stdout;
   const std::string shown = cfg.quiet ? text.substr(text.rfind("\nverdict:") + 1) : text;
   std::fputs(paint(shown, out).c_str(), out);
   std::fflush(out);
@@ -371,7 +367,7 @@ int run_app(const AppConfig& cfg) {
       if (static_cast<int>(i % static_cast<size_t>(cfg.shard_n)) == cfg.shard_k - 1) part.push_back(selected[i]);
     selected = std::move(part);
   }
-  if (cfg.list && !cfg.json_path.empty()) return list_json(selected, cfg.json_path);
+  if (cfg.list && !cfg.report_path("json").empty()) return list_json(selected, cfg.report_path("json"));
   if (cfg.list) {
     for (const CaseInfo* c : selected) {
       std::string reqs;

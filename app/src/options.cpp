@@ -3,6 +3,7 @@
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/ids.hpp>
 #include <dlpack_validate/options.hpp>
+#include <dlpack_validate/reports.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <fmt/format.h>
 
@@ -15,6 +16,19 @@ namespace dlpv::options {
 namespace {
 constexpr unsigned kAll = kRun | kBench | kReport;
 constexpr unsigned kRunBench = kRun | kBench;
+
+/// The rows with one row per report format (reports::formats(): the option, its help) put
+/// where the marker row stands: right after --exitfirst.
+std::vector<Spec> with_formats(std::vector<Spec> rows) {
+  std::vector<Spec> out;
+  for (const Spec& r : rows) {
+    out.push_back(r);
+    if (std::string(r.name) != "exitfirst") continue;
+    for (const reports::Format& f : reports::formats())
+      out.push_back({f.option, "", f.option, Type::path, "", 0, false, "", "PATH", kAll | kPytest, f.help});
+  }
+  return out;
+}
 }  // namespace
 
 const std::vector<Spec>& table() {
@@ -26,11 +40,11 @@ const std::vector<Spec>& table() {
   static const std::string iterations = fmt::format("{}", bench_defaults.iterations);
   static const std::string batches = fmt::format("{}", bench_defaults.batches);
   static const std::string batch_ms = fmt::format("{:g}", bench_defaults.target_batch_ms);
-  static const std::vector<Spec> rows = {
+  static const std::vector<Spec> rows = with_formats({
       {"list", "", "", Type::flag, "", 0, false, "", "", kRun, "list the selected cases and exit"},
-      {"filter", "", "filters", Type::globs, "", 0, false, "", "GLOB", kRun,
+      {"filter", "", "filters", Type::globs, "", 0, false, "", "GLOB", kRun | kPytest,
        "run only cases whose id matches GLOB (repeatable)"},
-      {"exclude", "", "exclude", Type::globs, "", 0, false, "", "GLOB", kRun,
+      {"exclude", "", "exclude", Type::globs, "", 0, false, "", "GLOB", kRun | kPytest,
        "leave out cases whose id matches GLOB (repeatable)"},
       {"keyword", "-k", "keyword", Type::globs, "", 0, false, "", "EXPR", kRun,
        "run only cases whose id matches EXPR, as pytest's -k does: words are substrings of the id "
@@ -51,22 +65,16 @@ const std::vector<Spec>& table() {
        "the seed --explore draws from: the same seed and N draw the same inputs"},
       {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
        "stop after the first unexpected result (the cases left are listed once as not run)"},
-      {"json", "", "json", Type::path, "", 0, false, "", "PATH", kAll,
-       "write the canonical JSON run record to PATH ('-': stdout, the summary then goes to stderr; "
-       "with --list: the declarations)"},
-      {"html", "", "html", Type::path, "", 0, false, "", "PATH", kAll, "write a self-contained HTML report to PATH"},
-      {"junit", "", "junit", Type::path, "", 0, false, "", "PATH", kAll, "write JUnit XML to PATH"},
-      {"summary_md", "", "summary_md", Type::path, "", 0, false, "", "PATH", kAll,
-       "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)"},
-      {"baseline", "", "baseline", Type::path, "", 0, false, "", "PATH", kAll,
+      // here: one row per report format (reports::formats())
+      {"baseline", "", "baseline", Type::path, "", 0, false, "", "PATH", kAll | kPytest,
        "expected results (JSON): matching failures become xfail, passes xpass"},
-      {"xfails_file", "", "xfails_file", Type::path, "", 0, false, "", "PATH", kAll,
+      {"xfails_file", "", "xfails_file", Type::path, "", 0, false, "", "PATH", kAll | kPytest,
        "a plain list of case ids or globs expected to go wrong, one per line, '#' comments (the "
        "array-api-tests habit): each waives any of fail, warn, crash, timeout, error; with --baseline, "
        "after its entries"},
-      {"write_baseline", "", "write_baseline", Type::path, "", 0, false, "", "PATH", kAll,
+      {"write_baseline", "", "write_baseline", Type::path, "", 0, false, "", "PATH", kAll | kPytest,
        "write a baseline that accepts this run's unexpected results to PATH"},
-      {"timeout", "", "timeout", Type::seconds, timeout.c_str(), 0, false, "", "S", kRunBench,
+      {"timeout", "", "timeout", Type::seconds, timeout.c_str(), 0, false, "", "S", kRunBench | kPytest,
        "per-case time limit in seconds (bench: per route, beyond its expected length); a case that "
        "times out is run once more alone, with twice the time, before it is reported"},
       {"load_timeout", "", "load_timeout", Type::seconds, load_timeout.c_str(), 0, false, "", "S", kRun,
@@ -79,7 +87,7 @@ const std::vector<Spec>& table() {
        "run N cases at once, in lanes with workers of their own (0: one per core this process may use; "
        "fewer when the cases are few, or when memory would not hold that many workers: a line on stderr "
        "says so); the report's order and every status are those of -j 1"},
-      {"strict", "", "strict", Type::flag, "", 0, false, "", "", kAll,
+      {"strict", "", "strict", Type::flag, "", 0, false, "", "", kAll | kPytest,
        "warnings and unexpected passes count as failures"},
       {"deterministic", "", "deterministic", Type::flag, "", 0, false, "", "", kRunBench,
        "omit timestamps, durations and host names from the record (golden files)"},
@@ -99,7 +107,7 @@ const std::vector<Spec>& table() {
        "it, with no verdict (for a regression alarm that can fail, use --bench-baseline)"},
       {"bench_threshold", "", "", Type::number, "1.5", 1, false, "", "X", kBench,
        "regression threshold ratio"},
-  };
+  });
   return rows;
 }
 
@@ -113,6 +121,12 @@ std::string help_of(const Spec& spec) {
   const bool shows_default = *spec.fallback && spec.type != Type::flag && spec.type != Type::path &&
                              spec.type != Type::globs;
   return shows_default ? fmt::format("{} (default {})", spec.help, spec.fallback) : std::string(spec.help);
+}
+
+std::vector<FormatName> report_formats() {
+  std::vector<FormatName> out;
+  for (const reports::Format& f : reports::formats()) out.push_back({f.option, f.extension});
+  return out;
 }
 
 std::string flag_of(const Spec& spec) {
@@ -224,10 +238,8 @@ AppConfig config_from(const Values& values, Naming naming) {
   if (const std::string n = one("explore"); !n.empty()) cfg.explore = std::strtoll(n.c_str(), nullptr, 10);
   cfg.seed = std::strtoull(one("seed").c_str(), nullptr, 10);
   cfg.exitfirst = on("exitfirst");
-  cfg.json_path = one("json");
-  cfg.html_path = one("html");
-  cfg.junit_path = one("junit");
-  cfg.summary_md_path = one("summary_md");
+  for (const reports::Format& f : reports::formats())
+    if (const std::string path = one(f.option); !path.empty()) cfg.report_paths[f.option] = path;
   cfg.baseline_path = one("baseline");
   cfg.xfails_path = one("xfails_file");
   cfg.write_baseline_path = one("write_baseline");

@@ -203,7 +203,13 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   out["complete"] = complete;
   out["deterministic"] = deterministic;
   out["command_line"] = cfg.command_line;
-  out.erase("invocation");  // the merge's command line re-runs no case
+  // The parts' program, where every part names the same one (shards of one run, the pytest
+  // plugin's chunks): the reports' "run one case again" commands start with it. Parts run by
+  // different programs leave it out: no one of them re-runs every case.
+  bool one_program = true;
+  for (const ordered_json& rec : records)
+    one_program = one_program && rec.value("invocation", ordered_json()) == records.front().value("invocation", ordered_json());
+  if (!one_program || !records.front().contains("invocation")) out.erase("invocation");
   out["started_at"] = deterministic || started.empty() ? ordered_json() : ordered_json(started);
   out["duration_s"] = deterministic ? 0.0 : duration;
   if (out.contains("options") && out["options"].is_object()) out["options"].erase("shard");
@@ -421,7 +427,7 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
   }
   std::fputs(text.str().c_str(), stdout);
   std::fflush(stdout);
-  if (!cfg.summary_md_path.empty()) write_file_atomic(cfg.summary_md_path, md.str());
+  if (const std::string path = cfg.report_path("summary_md"); !path.empty()) write_file_atomic(path, md.str());
   return rc;
 }
 

@@ -88,7 +88,8 @@ py::list option_table() {
   for (const o::Spec& s : o::table()) {
     static const char* const types[] = {"flag", "seconds", "number", "whole", "choice", "path", "globs", "shard"};
     py::list commands;
-    for (auto [bit, name] : {std::pair{o::kRun, "run"}, {o::kBench, "bench"}, {o::kReport, "report"}})
+    for (auto [bit, name] :
+         {std::pair{o::kRun, "run"}, {o::kBench, "bench"}, {o::kReport, "report"}, {o::kPytest, "pytest"}})
       if (s.commands & bit) commands.append(name);
     py::dict row;
     row["name"] = s.name;
@@ -101,6 +102,19 @@ py::list option_table() {
     row["metavar"] = s.metavar;
     row["commands"] = commands;
     row["help"] = o::help_of(s);
+    out.append(row);
+  }
+  return out;
+}
+
+// The report formats (options::report_formats(), from reports::formats()), in order: one dict each, "option" (the options
+// table's name) and "extension" (".html").
+py::list format_table() {
+  py::list out;
+  for (const options::FormatName& f : options::report_formats()) {
+    py::dict row;
+    row["option"] = f.option;
+    row["extension"] = f.extension;
     out.append(row);
   }
   return out;
@@ -222,6 +236,7 @@ PYBIND11_MODULE(_dlpack_validate, m) {
       py::arg("text"), py::arg("one_line") = true,
       "library text made safe for a terminal (control bytes, invalid UTF-8, C1 controls and bidirectional "
       "overrides shown escaped; with one_line, tab/LF/CR become spaces): the one rule every front end uses");
+  m.def("formats", &format_table, "the report formats (reports/include/dlpack_validate/reports.hpp), one dict each");
   m.def("options", &option_table, "the options table (app/include/dlpack_validate/options.hpp), one dict per option");
   m.def("worker", &worker, py::arg("specs"), "worker process main loop (internal)");
   m.def("keep_until_exit", &keep_until_exit, py::arg("capsule"),

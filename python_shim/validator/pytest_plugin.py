@@ -36,10 +36,8 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 import pytest
@@ -64,30 +62,67 @@ class DLPackCaseFailure(Exception):
     """The case's verdict was fail, crash, timeout or error: the text is the whole report."""
 
 
+# An option's name before the options table named it (kept so that suites using it still work).
+_OLD_NAMES = {"summary_md": ["--dlpack-validate-md"]}
+
+
+def _table_options():
+    """The validator's options a pytest session offers: the options table's rows marked for
+    pytest (app/src/options.cpp, kPytest), as ``--dlpack-validate-FLAG`` with dest
+    ``dlpv_NAME``. Where the compiled module cannot be imported, none, and the reason (said
+    when ``--dlpack-validate`` is used, not in every pytest session of the machine)."""
+    try:
+        from . import _dlpack_validate
+        return [o for o in _dlpack_validate.options() if "pytest" in o["commands"]], None
+    except Exception as e:  # noqa: BLE001 -- an unusable install must not break unrelated suites
+        return [], f"{type(e).__name__}: {e}"
+
+
+_UNUSABLE = []  # why the compiled module could not be imported when the options were made
+
+
 def pytest_addoption(parser):
     g = parser.getgroup("dlpack-validate", "DLPack conformance (dlpack-validate)")
     g.addoption("--dlpack-validate", dest="dlpv_subjects", action="extend", nargs="+", default=[],
                 metavar="PKG",
                 help="collect the dlpack-validate cases for these packages (import names or MODULE:ATTR "
                      "adapters), one item per case and package")
-    g.addoption("--dlpack-validate-baseline", dest="dlpv_baseline", metavar="PATH",
-                help="a baseline (docs/baselines.md): its entries make the matching items xfail with their reason")
-    g.addoption("--dlpack-validate-strict", dest="dlpv_strict", action="store_true",
-                help="warn fails the item, and every baseline entry is a strict xfail")
-    g.addoption("--dlpack-validate-filter", dest="dlpv_filters", action="append", default=[], metavar="GLOB",
-                help="collect only the cases whose id matches GLOB (repeatable; the validator's --filter)")
-    g.addoption("--dlpack-validate-exclude", dest="dlpv_exclude", action="append", default=[], metavar="GLOB",
-                help="do not collect the cases whose id matches GLOB (repeatable)")
-    g.addoption("--dlpack-validate-timeout", dest="dlpv_timeout", metavar="SECONDS",
-                help="seconds per case before the validator calls it a timeout (the validator's --timeout)")
-    g.addoption("--dlpack-validate-json", dest="dlpv_json", metavar="PATH", help="write the run record here")
-    g.addoption("--dlpack-validate-html", dest="dlpv_html", metavar="PATH", help="write the HTML report here")
-    g.addoption("--dlpack-validate-md", dest="dlpv_md", metavar="PATH",
-                help="write the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
-    g.addoption("--dlpack-validate-write-baseline", dest="dlpv_write_baseline", metavar="PATH",
-                help="write a baseline proposal from this session's results")
+    rows, unusable = _table_options()
+    for o in rows:
+        names = ["--dlpack-validate-" + o["flag"][2:]] + _OLD_NAMES.get(o["name"], [])
+        help_text = f"the validator's {o['flag']}: {o['help']}"
+        if o["type"] == "flag":
+            g.addoption(*names, dest="dlpv_" + o["name"], action="store_true", help=help_text)
+        elif o["type"] == "globs":
+            g.addoption(*names, dest="dlpv_" + o["name"], action="append", default=[], metavar=o["metavar"],
+                        help=help_text)
+        else:
+            g.addoption(*names, dest="dlpv_" + o["name"], metavar=o["metavar"], help=help_text)
     parser.addini("dlpack_validate", type="args", default=[],
                   help="packages to validate, as --dlpack-validate (e.g. in pyproject.toml)")
+    if unusable:
+        _UNUSABLE.append(unusable)
+
+
+def _values(config, which):
+    """The table options given in this session, as the harness takes them (name -> texts):
+    ``which`` "select" (the globs, applied at collection), "run" (what a chunk's run needs)
+    or "reports" (the report paths and what rendering them needs)."""
+    from . import _dlpack_validate
+    outputs = {f["option"] for f in _dlpack_validate.formats()} | {"write_baseline"}
+    out = {}
+    for o in _table_options()[0]:
+        value = config.getoption("dlpv_" + o["name"], None)
+        if value is None or value is False or value == []:
+            continue
+        if which == "select" and o["type"] != "globs":
+            continue
+        if which == "run" and (o["type"] == "globs" or o["name"] in outputs or "run" not in o["commands"]):
+            continue
+        if which == "reports" and "report" not in o["commands"]:
+            continue
+        out[o["name"]] = ["1"] if value is True else [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return out
 
 
 def _subjects(config):
@@ -100,6 +135,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "dlpack_should: a dlpack-validate case of a SHOULD requirement")
     if not _subjects(config):
         return
+    if _UNUSABLE:
+        raise pytest.UsageError(f"--dlpack-validate: the validator's compiled module cannot be imported: {_UNUSABLE[0]}")
     state = _State(config)
     config.stash[_KEY] = state
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
@@ -155,11 +192,7 @@ class _State:
         """The planned cases (the command line's --list), in the validator's order."""
         from . import _dlpack_validate, adapters, api
         cfg = self.config
-        values = {"list": ["1"], "quiet": ["1"]}
-        if cfg.getoption("dlpv_filters"):
-            values["filter"] = list(cfg.getoption("dlpv_filters"))
-        if cfg.getoption("dlpv_exclude"):
-            values["exclude"] = list(cfg.getoption("dlpv_exclude"))
+        values = dict(_values(cfg, "select"), list=["1"], quiet=["1"])
         path = os.path.join(self.dir, f"list-{os.getpid()}.json")
         values["json"] = [path]
         options = {"command": "run", "values": values, "subjects": list(self.subjects),
@@ -215,13 +248,10 @@ class _State:
         cfg = self.config
         keys = self.chunks[c]
         ids = sorted({k[0] for k in keys})
-        kw = {"filters": [_glob_literal(i) for i in ids], "json": self._path(c, "part")}
-        if cfg.getoption("dlpv_baseline"):
-            kw["baseline"] = cfg.getoption("dlpv_baseline")
-        if cfg.getoption("dlpv_timeout"):
-            kw["timeout"] = cfg.getoption("dlpv_timeout")
-        if cfg.getoption("dlpv_strict"):
-            kw["strict"] = True
+        from . import _dlpack_validate
+        keyword = {o["name"]: o["keyword"] for o in _dlpack_validate.options()}
+        kw = {keyword[name]: texts[0] for name, texts in _values(cfg, "run").items()}
+        kw.update(filters=[_glob_literal(i) for i in ids], json=self._path(c, "part"))
         try:
             record = api.run(self.subjects, **kw)
         except api.BadInput as e:
@@ -266,48 +296,33 @@ class _State:
 
     # ---- the session's reports ---------------------------------------------------------------
     def write_reports(self):
-        """On the controller (or without xdist): one record from every chunk's, then the reports
-        rendered from it by the validator's own `report` command."""
+        """On the controller (or without xdist): the chunks' records merged into one by the
+        validator's own `report merge` (its command line: this pytest session's), which
+        writes every report asked for (the report formats' options, --write-baseline)."""
+        from . import _dlpack_validate, adapters, api
         cfg = self.config
-        wanted = {o: cfg.getoption(d) for o, d in (("--json", "dlpv_json"), ("--html", "dlpv_html"),
-                                                   ("--summary-md", "dlpv_md"),
-                                                   ("--write-baseline", "dlpv_write_baseline"))}
-        if not any(wanted.values()):
+        values = _values(cfg, "reports")
+        outputs = [f["option"] for f in _dlpack_validate.formats()] + ["write_baseline"]
+        asked = [(name, values[name][0]) for name in outputs if name in values]
+        if not asked:
             return None
-        parts = sorted(f for f in os.listdir(self.dir) if f.startswith("chunk-") and f.endswith(".json"))
+        parts = sorted(os.path.join(self.dir, f) for f in os.listdir(self.dir)
+                       if f.startswith("chunk-") and f.endswith(".json"))
         if not parts:
             return None
-        merged = None
-        for name in parts:
-            with open(os.path.join(self.dir, name), encoding="utf-8") as f:
-                rec = json.load(f)
-            if merged is None:
-                merged = rec
-                merged["command_line"] = ["pytest"] + [a for a in cfg.invocation_params.args]
-                continue
-            merged["results"] += rec.get("results", [])
-            merged["incidents"] = merged.get("incidents", []) + rec.get("incidents", [])
-            merged["not_run"] = merged.get("not_run", []) + rec.get("not_run", [])
-            merged["complete"] = bool(merged.get("complete")) and bool(rec.get("complete"))
-            merged["duration_s"] = (merged.get("duration_s") or 0) + (rec.get("duration_s") or 0)
-        path = os.path.join(self.dir, "session.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(merged, f)
-        cmd = [sys.executable, "-m", "validator", "report", path, "-q"]
-        for flag, value in wanted.items():
-            if value:
-                cmd += [flag, str(value)]
-        if cfg.getoption("dlpv_baseline"):
-            cmd += ["--baseline", cfg.getoption("dlpv_baseline")]
-        if cfg.getoption("dlpv_strict"):
-            cmd += ["--strict"]
-        env = dict(os.environ)
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cfg.invocation_params.dir))
-        if done.returncode not in (0, 1):
-            return f"the reports could not be written: {(done.stderr or done.stdout).strip()[-400:]}"
-        return ", ".join(f"{flag[2:]} {value}" for flag, value in wanted.items() if value)
+        # Relative paths are the user's: from the directory pytest was started in.
+        start = str(cfg.invocation_params.dir)
+        for name, path in asked:
+            values[name] = [os.path.join(start, path)]
+        values["quiet"] = ["1"]
+        options = {"command": "merge", "records": parts, "values": values, "subjects": [],
+                   "command_line": ["pytest"] + [a for a in cfg.invocation_params.args],
+                   "worker_command": [sys.executable, "-m", "validator"], "preflight": adapters.preflight}
+        with api._Redirect(True) as out:
+            rc = _dlpack_validate.run(options)
+        if rc not in (0, 1):
+            return f"the reports could not be written: {out.message()[-400:]}"
+        return ", ".join(f"{name.replace('_', '-')} {path}" for name, path in asked)
 
 
 def _python():
@@ -377,7 +392,7 @@ def pytest_runtest_setup(item):
     item.result = state.result(item.key)
     entry = (item.result or {}).get("baseline")
     if isinstance(entry, dict) and entry.get("reason"):
-        strict = bool(entry.get("strict")) or bool(item.config.getoption("dlpv_strict"))
+        strict = bool(entry.get("strict")) or bool(item.config.getoption("dlpv_strict", False))
         item.add_marker(pytest.mark.xfail(reason=f"baseline: {entry['reason']}", strict=strict))
 
 
@@ -428,7 +443,7 @@ class CaseItem(pytest.Item):
         if st == "skip":
             _skip(_terminal(r.get("message") or "skipped"))
         if st == "warn":
-            if self.config.getoption("dlpv_strict"):
+            if self.config.getoption("dlpv_strict", False):
                 raise DLPackCaseFailure(self._text(r, "warn (a SHOULD requirement not met; failing under "
                                                       "--dlpack-validate-strict)"))
             reqs = ", ".join(self.case.get("requirements", []))

@@ -198,7 +198,7 @@ reports_uploaded() {  # NAME FILE...: the artifact holds these report files, and
     [ -s "$REPO/dlpack-validate-reports/$f" ] || fail "$name: dlpack-validate-reports/$f is empty or missing"
   done
 }
-REPORTS=(dlpack.json dlpack.html dlpack.xml summary.md)
+REPORTS=(dlpack.json dlpack.html dlpack.xml dlpack.md)
 
 act correct 0 "packages=$GOOD_SUBJECT" "wheel=$WHEEL_GLOB" "pip-install=."
 expect_eq "correct: exit-code" "$(result correct 'r["outputs"]["exit-code"]')" 0

@@ -3,7 +3,8 @@
 validator.options() appears in `dlpack-validate --help` (or `bench --help` for bench-only
 rows) and in `python -m validator --help` (`bench --help`, `report --help`) with the same help
 text, every keyword row is a validator.run keyword, and a bad value is refused by the same
-check with the same words on both command lines and through validator.run."""
+check with the same words on both command lines and through validator.run. Every report
+format (validator.formats()) is an option the pytest plugin offers and an output of action.yml."""
 import argparse
 import os
 import re
@@ -38,6 +39,8 @@ def main():
         if flat(o["help"])[:60] not in flat(cli_help):
             problems.append(f"{o['flag']}: the CLI's help text is not the table's")
         for cmd in o["commands"]:
+            if cmd == "pytest":  # the plugin's --dlpack-validate-* options: python.pytest_plugin
+                continue
             if o["flag"] not in helps[("py", cmd)]:
                 problems.append(f"{o['flag']}: not in python -m validator {cmd} --help")
             elif flat(o["help"])[:60] not in flat(helps[("py", cmd)]):
@@ -73,6 +76,19 @@ def main():
             rc = subprocess.run(argv, capture_output=True, text=True).returncode
             if rc != 2:
                 problems.append(f"{' '.join(argv[-3:])}: bench took a run option (exit {rc}, expected 2)")
+    # The report formats: one option each, offered by the pytest plugin, and an output of the
+    # Action named as the option (action.yml must declare its outputs; its run step iterates
+    # validator.formats()).
+    action = open(os.path.join(here, "..", "..", "action.yml")).read()
+    outputs = action[action.index("\noutputs:"):action.index("\nruns:")]
+    names = {o["name"]: o for o in table}
+    for f in validator.formats():
+        o = names.get(f["option"])
+        if o is None or "pytest" not in o["commands"]:
+            problems.append(f"report format {f['option']}: no option of the table offered by the pytest plugin")
+            continue
+        if f"\n  {o['flag'][2:]}:" not in outputs:
+            problems.append(f"report format {f['option']}: action.yml has no output '{o['flag'][2:]}'")
     try:
         validator.run(["numpy"], no_such_option=1)
         problems.append("validator.run(no_such_option=1): accepted")

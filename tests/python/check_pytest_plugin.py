@@ -3,8 +3,9 @@
 pinned pytest and pytest-xdist, on the fake array library and on NumPy.
 
 Each check runs pytest in a fresh folder and reads its JUnit XML:
-  1. the correct fake: one item per case, nothing failed, exit 0; the run record, HTML and
-     Markdown written; the record holds exactly the items that ran;
+  1. the correct fake: one item per case, nothing failed, exit 0; the run record, HTML,
+     Markdown and JUnit written (the options from the validator's options table, the record by
+     its `report merge`); the record holds exactly the items that ran;
   2. planted bugs (tests/proofs/fakearray.tsv): the items of the cases the bug must fail or
      crash fail, and no item the correct fake passes fails otherwise;
   3. -n 2 (xdist) gives every item the outcome the plain run gave; -k and --deselect narrow
@@ -117,7 +118,8 @@ def main():
 
     # 1. the correct fake, with the reports
     rc, ref, out, d = run.pytest("--dlpack-validate", fake, *py, "--dlpack-validate-json", "rec.json",
-                                 "--dlpack-validate-html", "rep.html", "--dlpack-validate-md", "sum.md")
+                                 "--dlpack-validate-html", "rep.html", "--dlpack-validate-summary-md", "sum.md",
+                                 "--dlpack-validate-junit", "val.xml")
     check(rc == 0 and ref and all(v in ("passed", "skipped") for v in ref.values()),
           f"correct fake: {len(ref)} items, none failed, exit {rc}" + ("" if rc == 0 else "\n" + out[-2000:]))
     check(all(n.endswith(f"[{fake}]") for n in ref), "items are named CASE_ID[SUBJECT]")
@@ -126,6 +128,17 @@ def main():
     check(ran == set(ref), f"the record holds exactly the items that ran ({len(ran)} results, {len(ref)} items)")
     check(os.path.exists(os.path.join(d, "rep.html")) and os.path.exists(os.path.join(d, "sum.md")),
           "HTML and Markdown written")
+    try:
+        cases = ET.parse(os.path.join(d, "val.xml")).getroot().iter("testcase")
+        check(sum(1 for _ in cases) == len(ran), "the validator's JUnit XML holds one testcase per result")
+    except (OSError, ET.ParseError) as e:
+        check(False, f"the validator's JUnit XML: {e}")
+    check(rec.get("command_line", [None])[0] == "pytest" and "invocation" in rec,
+          "the merged record names the pytest session and keeps the program that re-runs a case")
+    # The option's name before the options table named it still works.
+    rc, _, out, d = run.pytest("--dlpack-validate", fake, "--dlpack-validate-filter", "python.capsule.*",
+                               "--dlpack-validate-md", "old.md")
+    check(rc == 0 and os.path.exists(os.path.join(d, "old.md")), "--dlpack-validate-md still writes the Markdown summary")
 
     # 2. planted bugs fail the right items
     for variant in ("no_destructor", "deleter_without_gil", "buffer_not_kept"):

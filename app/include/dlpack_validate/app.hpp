@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,15 @@ struct AppConfig {
   long long explore = 0;                  ///< --explore N: draws beyond the covers (0: none)
   unsigned long long seed = 1;            ///< --seed S: what the draws start from
   bool exitfirst = false;                 ///< -x: stop after the first unexpected result
-  std::string json_path;                  ///< "-": the record on stdout (the summary on stderr)
-  std::string html_path;
-  std::string junit_path;
-  std::string summary_md_path;
+  /// Report format (reports::formats(): "json", "html", "junit", "summary_md") -> the path
+  /// asked for; formats not asked for are absent. "json" may be "-": the record on stdout
+  /// (the summary then on stderr).
+  std::map<std::string, std::string> report_paths;
+  /// The path asked for format `option`, "" when none.
+  std::string report_path(const std::string& option) const {
+    const auto it = report_paths.find(option);
+    return it == report_paths.end() ? std::string() : it->second;
+  }
   std::string baseline_path;        ///< expected results (xfail/xpass, stale entries)
   std::string write_baseline_path;  ///< write a baseline accepting this run's failures
   double timeout_s = kDefaultCaseTimeoutS;
@@ -91,13 +97,13 @@ int finish_record(nlohmann::ordered_json& record, const AppConfig& config);
 
 /// `report merge A.json B.json ... [-o OUT.json]`: one record from the records of shards,
 /// machines or CI jobs (subjects united, every case exactly once), then written and summarised
-/// as `report` does (cfg.json_path is the output). Two records that disagree about one case
+/// as `report` does (cfg.report_path("json") is the output). Two records that disagree about one case
 /// (same subject, id and peer) are a conflict: listed on stderr and in the record's `merge`
 /// section, and the exit code is 1. Throws BadInput.
 int run_merge(const AppConfig& config, const std::vector<std::string>& inputs);
 
 /// `diff OLD.json NEW.json`: what changed between two records (regressions, fixes, other
-/// status changes, new and removed cases) as text on stdout and, with cfg.summary_md_path, as
+/// status changes, new and removed cases) as text on stdout and, with cfg.report_path("summary_md"), as
 /// Markdown. Exit 1 when a case present in both went from expected to unexpected, and when the
 /// records are of different libraries (never an all-clear across them) unless
 /// `allow_different_subjects`, which judges the cases matched by position alone. Throws BadInput.

@@ -25,8 +25,10 @@ enum class Type {
   shard,    ///< "K/N": part K of N (1 <= K <= N)
 };
 
-/// The commands an option belongs to (bits).
-enum Command : unsigned { kRun = 1, kBench = 2, kReport = 4 };
+/// The commands an option belongs to (bits). kPytest: the pytest plugin offers it as
+/// --dlpack-validate-FLAG (python_shim/validator/pytest_plugin.py builds its options from the rows
+/// with this bit).
+enum Command : unsigned { kRun = 1, kBench = 2, kReport = 4, kPytest = 8 };
 
 struct Spec {
   const char* name;       ///< "load_timeout": the key; the flag is --load-timeout
@@ -50,6 +52,13 @@ const Spec* find(const std::string& name);
 std::string help_of(const Spec& spec);
 /// "--load-timeout" for "load_timeout".
 std::string flag_of(const Spec& spec);
+/// A report format as the front ends see it (reports::formats(), in order): the option that
+/// names its file and the file's usual extension (".xml").
+struct FormatName {
+  std::string option;
+  std::string extension;
+};
+std::vector<FormatName> report_formats();
 /// "" when `text` is a valid value of `spec`, else why not ("'abc' is not a positive number
 /// of seconds").
 std::string check(const Spec& spec, const std::string& text);

@@ -119,6 +119,28 @@ void write_junit(const nlohmann::ordered_json& run, std::ostream& out);
 void write_markdown(const nlohmann::ordered_json& run, std::ostream& out,
                     std::size_t budget_bytes = 256 * 1024);
 
+/// The canonical JSON run record itself, as `--json` writes it (two-space indent, invalid
+/// UTF-8 replaced), one newline at the end.
+void write_record(const nlohmann::ordered_json& run, std::ostream& out);
+
+/// One report format: the option of the options table that names its file (`--json`,
+/// `--html`, `--junit`, `--summary-md`), the file name's usual ending, what the file is (the
+/// option's help) and its writer. The one list of formats: the options table, the app's
+/// `finish` and output checks, the golden tests, the test renderer, the pytest plugin
+/// (through the options table) and the Action's sync check all read it.
+struct Format {
+  const char* option;     ///< the options table's name ("summary_md": flag --summary-md)
+  const char* extension;  ///< ".json", ".html", ".xml", ".md"
+  const char* help;       ///< the option's help text
+  void (*write)(const nlohmann::ordered_json& run, std::ostream& out);
+};
+
+/// Every report format, in the order the options list them and `finish` writes them.
+const std::vector<Format>& formats();
+
+/// The format whose option or extension (without its dot) is `name`; nullptr when none.
+const Format* format_named(std::string_view name);
+
 /// Appends write_markdown's output to the file named by $GITHUB_STEP_SUMMARY. Returns true
 /// when something was written; false when the variable is unset or empty or the file cannot
 /// be written. Never throws: a CI summary must not change the outcome of a run.

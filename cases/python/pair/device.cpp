@@ -1,14 +1,15 @@
 // cases/python/pair/device.cpp: python.pair.device.*: one package's array handed to another
 // package's from_dlpack when the two live on different devices (NumPy on the CPU, dpnp on a
 // SYCL device, CuPy on a GPU): for every ordered pair of Python subjects whose home devices
-// differ, and a package with itself when its adapter declares a second device. The consumer gets the producer's array behind a recorder (validator.recorder) that
-// keeps every __dlpack__ call, so that each outcome is charged to the side whose behaviour it is:
+// differ, and a package with itself when its adapter declares a second device. The consumer gets the producer's array behind a recorder (recorder.py, beside
+// this file, built in as text) that keeps every __dlpack__ call, so that each outcome is charged to the side whose behaviour it is:
 // a producer that cannot serve dl_device=(kDLCPU, 0) (DEV-05), a consumer that answers a device
 // it cannot use with the wrong exception (DEV-04, DEV-08) or puts the result on the wrong device
 // (DEV-07, DEV-08).
 // SPDX-License-Identifier: Apache-2.0
 #include <optional>
 #include <fmt/format.h>
+#include <pybind11/eval.h>
 
 #include <dlpack_validate/tensor.hpp>
 
@@ -28,8 +29,55 @@ struct CrossPair {
   DLDevice from{};  ///< where the producer's arrays live (its home device)
   DLDevice to{};    ///< where the consumer's arrays live
   py::object made;  ///< the producer's float32 3x4 array
-  py::object recorded;  ///< validator.recorder.Recorded(made)
+  py::object recorded;  ///< recorder.py's Recorded(made)
 };
+
+// recorder.py's capsule_facts: (name, (device_type, device_id), flags or None, elements or None)
+// of an unconsumed DLPack capsule, None for anything else. The elements (bytes, C order) only
+// for a tensor on (kDLCPU, 0) of at most 8 dimensions whose elements are whole single-lane bytes,
+// read by the harness's reader (gather_elements: nothing of the library's is trusted).
+py::object capsule_facts(py::handle cap) {
+  const std::string name = capsule_name(cap);
+  if (name != kLegacyName && name != kVersionedName) return py::none();
+  void* p = capsule_pointer(cap);
+  if (!p) return py::none();
+  const bool versioned = name == kVersionedName;
+  DLManagedTensorVersioned head{};
+  DLTensor t{};
+  if (versioned ? !safe_read(p, &head, sizeof head) : !safe_read(p, &t, sizeof t)) return py::none();
+  if (versioned) t = head.dl_tensor;
+  const int device_type = static_cast<int>(t.device.device_type);
+  py::object flags = versioned ? py::object(py::int_(head.flags)) : py::object(py::none());
+  py::object elements = py::none();
+  if (device_type == kDLCPU && t.device.device_id == 0 && t.ndim >= 0 && t.ndim <= 8 && t.dtype.bits % 8 == 0 &&
+      t.dtype.lanes == 1) {
+    std::vector<uint8_t> bytes;
+    std::string why;
+    if (gather_elements(versioned ? static_cast<DLManagedTensorVersioned*>(p)->dl_tensor
+                                  : static_cast<DLManagedTensor*>(p)->dl_tensor,
+                        bytes, why))
+      elements = py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return py::make_tuple(name, py::make_tuple(device_type, t.device.device_id), flags, elements);
+}
+
+// recorder.py's Recorded: its text (built in, recorder_py.inc) run once per worker into a module
+// of its own, with capsule_facts above in its namespace. (Kept for the worker's life, never
+// destroyed: a Python object must not outlive the interpreter in a C++ static's destructor.)
+py::object recorder() {
+  static py::object* recorded = nullptr;
+  if (!recorded) {
+    static const char* const source =
+#include "recorder_py.inc"
+        ;
+    py::object module = py::module_::import("types").attr("ModuleType")("dlpack_validate_recorder");
+    py::object ns = module.attr("__dict__");
+    ns["capsule_facts"] = py::cpp_function(&capsule_facts);
+    py::exec(source, ns);
+    recorded = new py::object(ns["Recorded"]);
+  }
+  return *recorded;
+}
 
 // The pair, or a skip that says why it is not a cross-device pair.
 CrossPair cross_pair(CaseContext& ctx, PythonSubject& producer) {
@@ -61,7 +109,7 @@ CrossPair cross_pair(CaseContext& ctx, PythonSubject& producer) {
   }
   ctx.phase("make");
   p.made = producer.make(kShape, kF32, "contiguous", false, p.from);
-  p.recorded = py::module_::import("validator.recorder").attr("Recorded")(p.made);
+  p.recorded = recorder()(p.made);
   return p;
 }
 
@@ -174,7 +222,7 @@ Call import_through(CaseContext& ctx, CrossPair& p, py::dict kw = py::dict()) {
   if (r.raised && py::len(p.recorded.attr("calls")) == 0) {
     ctx.note("the consumer refused the recording stand-in without calling it (" + r.text +
              "): asked again with the producer's array itself, whose calls are not recorded");
-    p.recorded = py::module_::import("validator.recorder").attr("Recorded")(py::none());
+    p.recorded = recorder()(py::none());
     r = attempt([&] { return p.consumer->from_dlpack(p.made, kw); });
   }
   return r;

@@ -32,6 +32,11 @@ BAD = {"fail", "crash", "timeout", "xfail"}
 AREAS = re.findall(r"^\| `([a-z_]+)` \| .+? \| [A-Z, ]+ \|$",
                    open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spec",
                                      "requirements.md"), encoding="utf-8").read(), re.M)
+# Each case's title: the case catalogue (cases/catalogue.tsv, generated and checked; columns id,
+# title, ...), read without a build.
+CASE_TITLES = {f[0]: f[1] for f in (line.rstrip("\n").split("\t") for line in open(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cases", "catalogue.tsv"),
+    encoding="utf-8") if not line.startswith("#")) if len(f) > 1}
 
 
 def version_key(text):
@@ -457,10 +462,11 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                 parts.append(f"<span class=unc title='a release held it, a later one does not; no script "
                              f"confirms it yet'>changed in {e(c['changed_in'])} (unconfirmed)</span>")
             for link in c["links"][:3]:
+                named = link["case"] + (f": {CASE_TITLES[link['case']]}" if link["case"] in CASE_TITLES else "")
                 if "script" in link:
-                    parts.append(f"<a href='{e(link['script'])}' title='{e(link['case'])}'>confirm</a>")
+                    parts.append(f"<a href='{e(link['script'])}' title='{e(named)}'>confirm</a>")
                 else:
-                    parts.append(f"<a href='{e(link['repro'])}' title='{e(link['case'])}'>repro</a>")
+                    parts.append(f"<a href='{e(link['repro'])}' title='{e(named)}'>repro</a>")
             tip = "; ".join(c["cases"][:6])
             out.append(f"<td data-k={rank} title='{e(tip)}'>{'<br>'.join(parts)}</td>")
         out.append("</tr>")

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
+#include <sstream>
 #include <regex>
 #include <vector>
 
@@ -258,6 +260,35 @@ std::string explain_requirement(const Requirement& q, const ExplainContext& ctx)
   return out;
 }
 
+/// The fixtures that prove each case (cases/catalogue.tsv's PROOF column, written by
+/// tests/proofs/catalogue.py): "TABLE:FIXTURE=CTEST ..." by case id, in id order.
+struct ProofOf {
+  const char* id;
+  const char* proof;
+};
+constexpr ProofOf kProofs[] = {
+#include "proofs.inc"
+};
+
+/// "proven by" lines for a case: each fixture, its table and the CTest test that runs it.
+std::string proof_text(const std::string& id) {
+  const auto* end = std::end(kProofs);
+  const auto* it = std::lower_bound(std::begin(kProofs), end, id,
+                                    [](const ProofOf& p, const std::string& k) { return p.id < k; });
+  if (it == end || it->id != id)
+    return "proven by: no fixture in the catalogue this build was made from (cases/catalogue.tsv)\n";
+  std::string out = "proven by (a planted bug that must break it; tests/proofs/README.md):\n";
+  std::istringstream items(it->proof);
+  std::string item;
+  while (items >> item) {
+    const auto colon = item.find(':'), eq = item.find('=');
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon) continue;
+    out += fmt::format("  {} (tests/proofs/{}.tsv), its test: ctest -R '^{}$'\n", item.substr(colon + 1, eq - colon - 1),
+                       item.substr(0, colon), item.substr(eq + 1));
+  }
+  return out;
+}
+
 std::string explain_case(const CaseInfo& c, const ExplainContext& ctx) {
   std::string out = "case " + c.id + "\n" + wrap(c.title, 2);
   out += fmt::format("\nseverity: {} ({}); role: {}\n", to_string(c.severity), severity_verdict(c.severity),
@@ -290,6 +321,7 @@ std::string explain_case(const CaseInfo& c, const ExplainContext& ctx) {
     out += wrap(plain(q->summary), 4);
     out += fmt::format("    (all of it: {} explain {})\n", ctx.program, q->id);
   }
+  out += "\n" + proof_text(c.id);
   out += "\nrun it alone: " + run_alone(c, ctx) + "\n";
   return out;
 }

@@ -46,47 +46,25 @@ was run, whatever the verdicts (the sweep is a survey, not a gate), 2 on bad inp
 validator itself failed on a line (exit 2 or 3).
 """
 import argparse
-import ast
 import concurrent.futures
-import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
+from budget import ENV_WORDS, DiskBudget, make_venv, run_env, venvs  # atlas/budget.py: venvs and the disk budget
+from store import (Sources, fingerprints, keep_pairs_of, line_key, load, name_unloaded,  # atlas/store.py
+                   partner_key, save, splice, what_to_run, without)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import venvs  # noqa: E402  scripts/venvs.py: the project's one venv helper
 
 
 def bad(message):
     sys.stderr.write(f"atlas: error: {message}\n")
     sys.exit(2)
-
-
-ENV_WORDS = {"env:oneapi"}  # requirement columns that are not packages (see the docstring)
-
-
-def pip_requirements(line):
-    return [r for r in line["requirements"] if r not in ENV_WORDS]
-
-
-def run_env(line, venv, env):
-    """`env` with what the line's env: words ask for (env:oneapi: the SYCL runtime of the venv)."""
-    if "env:oneapi" not in line["requirements"]:
-        return env
-    lib = os.path.join(venv, "lib")
-    icd = sorted(n for n in os.listdir(lib) if n.startswith("libintelocl.so") and not n.endswith("-gdb.py"))
-    out = dict(env, LD_LIBRARY_PATH=lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""))
-    out.setdefault("ONEAPI_DEVICE_SELECTOR", "opencl:cpu")
-    if icd:
-        out.setdefault("OCL_ICD_FILENAMES", os.path.join(lib, icd[0]))
-    return out
 
 
 def read_releases(path, only):
@@ -125,124 +103,6 @@ def shard_of(lines, shard):
     return [l for i, l in enumerate(lines) if i % n == k - 1]
 
 
-def script_venv(line):
-    """A release made by a script of ours (`script:PATH` as its requirement: NumPy's main branch,
-    scripts/numpy-main.sh), which prints the venv's python on its last line."""
-    script = os.path.join(ROOT, line["requirements"][0][len("script:"):])
-    t0 = time.monotonic()
-    p = subprocess.run(["bash", script], capture_output=True, text=True)
-    info = {"requirements": line["requirements"], "install_s": round(time.monotonic() - t0, 1), "own_validator": True}
-    if p.returncode != 0 or not p.stdout.strip():
-        last = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
-        info["not_installable"] = f"{os.path.basename(script)} exit {p.returncode}: " + (last[-1].strip() if last else "")
-        return None, info
-    venv = os.path.dirname(os.path.dirname(p.stdout.strip().splitlines()[-1]))
-    info["size_mib"] = round(venvs.du(venv) / 2**20)
-    return venv, info
-
-
-class DiskBudget:
-    """The atlas's disk budget: its venvs and uv's cache together, each file once (the venvs are
-    hard links into the cache). With releases side by side the venvs in use are never evicted,
-    and a new venv waits while those in use already fill the budget (one at least runs)."""
-
-    def __init__(self, budget, cache):
-        self.budget = budget
-        self.atlas = os.path.join(cache, "atlas")
-        self.uv_cache = os.path.join(cache, "uv")
-        self.in_use = {}  # venv path -> its in-use file, locked shared
-        self.cv = threading.Condition()
-
-    def used(self):
-        return venvs.du(self.atlas, self.uv_cache)
-
-    def wait_for_room(self):
-        with self.cv:
-            self.cv.wait_for(lambda: not self.in_use or venvs.du(*self.in_use) < self.budget)
-
-    def use(self, venv):
-        """Marks `venv` in use: in this sweep, and for every other sweep on the cache through a
-        shared lock on a file in it (an eviction needs the exclusive lock, so it passes it by)."""
-        if venv:
-            held = open(os.path.join(venv, ".dlpv-in-use"), "a")
-            fcntl.flock(held, fcntl.LOCK_SH)
-            with self.cv:
-                self.in_use[venv] = held
-
-    def release(self, venv):
-        with self.cv:
-            held = self.in_use.pop(venv, None)
-            if held:
-                held.close()
-            self.cv.notify_all()
-
-    @staticmethod
-    def used_elsewhere(path):
-        """Whether another sweep holds `path` in use (its shared lock)."""
-        try:
-            with open(os.path.join(path, ".dlpv-in-use"), "a") as f:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return False
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-
-    def make_room(self, venv):
-        """Under the atlas lock, before `venv` is made, when the venvs and uv's cache pass the
-        budget: the least recently used venvs of other releases not in use (here, or by another
-        sweep on the cache) go first, until what they hold alone or with uv's cache (files of at
-        most two links) covers the excess; then uv's cache is emptied, which frees those files
-        (a venv in use keeps its hard links, so it loses nothing; later releases download again
-        what they would have shared)."""
-        used = self.used()
-        if used <= self.budget:
-            return
-        others = []
-        for name in os.listdir(self.atlas):
-            path = os.path.join(self.atlas, name)
-            s = os.path.join(path, "dlpv-atlas.json")
-            if os.path.isdir(path) and path != venv and path not in self.in_use and not self.used_elsewhere(path):
-                others.append((os.path.getmtime(s) if os.path.exists(s) else 0, path))
-        gain = 0
-        for _, path in sorted(others):
-            if used - gain <= self.budget:
-                break
-            gain += venvs.du(path, max_links=2)
-            shutil.rmtree(path, ignore_errors=True)
-            print(f"atlas: disk budget: removed {os.path.basename(path)}", file=sys.stderr)
-        cleaned = os.path.isdir(self.uv_cache)
-        if cleaned:
-            subprocess.run([venvs.uv_path(quiet=True), "cache", "clean", "-q"], env=dict(os.environ, UV_CACHE_DIR=self.uv_cache),
-                           capture_output=True)
-        now = self.used()
-        note = " (uv's cache emptied)" if cleaned else ""
-        print(f"atlas: disk budget: {used / 2**30:.1f} GiB -> {now / 2**30:.1f} GiB{note}", file=sys.stderr)
-
-
-def make_venv(line, disk):
-    """The line's venv (made with uv if need be, scripts/venvs.py) and its info; the venv counts as
-    in use (disk.use) from before the atlas lock is let go, so that no other release's sweep can
-    evict it meanwhile."""
-    if line["requirements"][0].startswith("script:"):
-        venv, info = script_venv(line)
-        disk.use(venv)
-        return venv, info
-    disk.wait_for_room()
-    os.makedirs(disk.atlas, exist_ok=True)
-    made = []
-    try:
-        venv, info = venvs.ensure(os.path.join("atlas", f"{line['subject']}-{line['release']}"), pip_requirements(line),
-                                  installer="uv", stamp="dlpv-atlas.json", lock="atlas", quiet=True,
-                                  key_text="\n".join(line["requirements"]) + "\n",
-                                  before_make=lambda v: (disk.make_room(v), made.append(v)),
-                                  on_ready=disk.use)
-    except venvs.NotInstallable as e:
-        return None, {"requirements": line["requirements"], "not_installable": str(e)}
-    info = dict(info, requirements=line["requirements"], cached=not made)
-    return venv, info
-
-
 def site_of(python):
     return subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -259,102 +119,6 @@ def layered_python(base, first, second, where):
     return py
 
 
-def keep_pairs_of(record_path, subject_index):
-    """Drop the results that do not have `subject_index` on exactly one side (the release alone
-    ran its own pairs; partner-with-partner pairs belong to no release)."""
-    rec = json.load(open(record_path))
-    def mine(r):
-        return (r["subject"] == subject_index) != (r.get("peer") == subject_index)
-    rec["results"] = [r for r in rec["results"] if mine(r)]
-    rec["pair_matrix"] = [c for c in rec.get("pair_matrix", [])
-                          if (c["producer"] == subject_index) != (c["consumer"] == subject_index)]
-    rec["incidents"] = [i for i in rec.get("incidents", []) if i.get("subject") in (None, subject_index)]
-    json.dump(rec, open(record_path, "w"))
-    return len(rec["results"])
-
-
-# ---- the store: what was swept, so that a sweep re-runs only what it must ---------------------
-#
-# A case's fingerprint is a hash of its declaration (id, title, severity, requirements, role,
-# parameters), of the source file that declares it, of its lines in the identity manifest
-# (tests/identity/manifest.tsv: its verdicts on every fixture, which CI keeps in step with the
-# code, so a change to shared code that alters what a case says shows there), and of EPOCH.
-# A release's place in the store is keyed by its requirements, the interpreter and its adapter's
-# files. A sweep runs a release's cases whose fingerprint is new or changed, and takes the rest
-# from the store; a release with nothing changed needs no venv at all.
-EPOCH = "1"  # bump to re-run every case of every release (a change no fixture shows)
-FP_FIELDS = ("id", "title", "severity", "requirements", "role", "params")
-LAYOUTS_FILE = "python_shim/validator/adapters/_numpy_layouts.py"
-
-
-def sha(text):
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-class Sources:
-    """File texts and identity-manifest lines, from the checkout or from a commit (seed)."""
-
-    def __init__(self, commit=None):
-        self.commit = commit
-        self.files = {}
-        manifest = self.text("tests/identity/manifest.tsv")
-        self.manifest = {}
-        for row in manifest.splitlines():
-            cols = row.split("\t")
-            if len(cols) >= 3 and cols[0] == "case":
-                self.manifest.setdefault(cols[1], []).append(cols[2])
-        # subject -> its built-in adapter's module, as of this tree: the library table's adapter
-        # column (python_shim/validator/libraries.tsv); a tree from before the table, the
-        # BUILTIN map written out in the adapters' __init__.py
-        table = self.text("python_shim/validator/libraries.tsv")
-        if table:
-            rows = [line.split("\t") for line in table.splitlines() if line and not line.startswith("#")]
-            self.adapter_modules = {r[0]: r[1] for r in rows[1:] if len(r) > 1 and r[1] != "-"}
-        else:
-            self.adapter_modules = dict(re.findall(r'"(\w+)": "validator\.adapters\.(\w+)"',
-                                                   self.text("python_shim/validator/adapters/__init__.py")))
-
-    def text(self, path):
-        if path not in self.files:
-            if self.commit:
-                p = subprocess.run(["git", "-C", ROOT, "show", f"{self.commit}:{path}"], capture_output=True, text=True)
-                self.files[path] = p.stdout if p.returncode == 0 else ""
-            else:
-                try:
-                    self.files[path] = open(os.path.join(ROOT, path), encoding="utf-8").read()
-                except OSError:
-                    self.files[path] = ""
-        return self.files[path]
-
-    def fingerprint(self, decl, source):
-        core = json.dumps({k: decl.get(k) for k in FP_FIELDS}, sort_keys=True)
-        return sha("\n".join([core, sha(self.text(source)) if source else "", *self.manifest.get(decl["id"], []), EPOCH]))[:16]
-
-    def adapter(self, subject):
-        """The code of the subject's adapter (and of the NumPy-backed base it builds on), less
-        comments and docstrings: a reworded comment re-runs nothing."""
-        module = self.adapter_modules.get(subject)
-        if not module:
-            return ""
-        text = self.text(f"python_shim/validator/adapters/{module}.py")
-        files = [text] + ([self.text(LAYOUTS_FILE)] if "_numpy_layouts" in text else [])
-        return sha("".join(code_digest(t) for t in files))[:12]
-
-
-def code_digest(text):
-    """A Python file's code: its syntax tree without docstrings (comments are not in it)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return sha(text)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return sha(ast.dump(tree))
-
-
 def declarations(a, base, pairs):
     """{case id: declaration} of the cases a release runs alone, or of the pair cases."""
     subjects = ["validator", "json"] if pairs else ["validator"]  # --list needs no library: any module names a subject
@@ -364,66 +128,6 @@ def declarations(a, base, pairs):
     if p.returncode != 0:
         bad(f"cannot list the cases: {p.stderr.strip().splitlines()[-1:] or p.returncode}")
     return {d["id"]: d for d in json.loads(p.stdout)}
-
-
-def fingerprints(decls, sources, salt=""):
-    return {i: sources.fingerprint(d, d.get("source")) + salt for i, d in decls.items()}
-
-
-def line_key(line, base_version, sources):
-    return sha("\n".join(line["requirements"]) + "\n" + base_version + sources.adapter(line["subject"]))[:12]
-
-
-def partner_key(a, partner, sources):
-    return sha(os.path.realpath(a.partner_python) + sources.adapter(partner))[:8]
-
-
-def load(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def save(path, data):
-    with open(path + ".part", "w") as f:
-        json.dump(data, f)
-    os.replace(path + ".part", path)
-
-
-def without(record_path, ids, out_path):
-    """The record at record_path less the results of `ids`, written to out_path; how many kept."""
-    rec = load(record_path)
-    rec["results"] = [r for r in rec["results"] if r["id"] not in ids]
-    save(out_path, rec)
-    return len(rec["results"])
-
-
-def name_unloaded(record_path, line):
-    """A release that could not be loaded reports no name of its own ('(not loaded)'): the record
-    names it by its line, so that releases which all fail to load stay apart in the merge."""
-    rec = load(record_path)
-    subjects = rec.get("subjects") or []
-    if subjects and subjects[0].get("name") == "(not loaded)":
-        subjects[0]["name"] = f"{line['subject']} {line['release']}"
-        subjects[0].setdefault("notes", []).append("named by the atlas's release list: the subject did not load")
-        save(record_path, rec)
-
-
-def splice(a, kept, fresh, out_path):
-    """One record: `kept` (the store's, less what was re-run) and `fresh` (what was re-run)."""
-    p = subprocess.run([a.cli, "report", "merge", kept, fresh, "-o", out_path, "-q"], capture_output=True, text=True)
-    if p.returncode not in (0, 1) or not os.path.exists(out_path):
-        raise RuntimeError(f"report merge: {p.stderr.strip()}")
-
-
-def what_to_run(fps, stored_fps, have_record):
-    """(case ids to run, all of them?) given the current and the stored fingerprints."""
-    if not have_record or not stored_fps:
-        return sorted(fps), True
-    stale = sorted(i for i, f in fps.items() if stored_fps.get(i) != f)
-    return stale, len(stale) == len(fps)
 
 
 def sweep_line(i, line, n, a, disk, partners, jobs, state):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """atlas/tests/check_budget.py (CTest atlas.disk_budget): the sweep's disk budget
-(atlas/sweep.py DiskBudget.make_room) on made-up venvs, no network. Four release venvs of 1 MiB
+(atlas/budget.py DiskBudget.make_room) on made-up venvs, no network. Four release venvs of 1 MiB
 each under a temporary cache, their stamps aged oldest first; a fifth file hard-linked into two
 of them (shared disk, counted once). With a 2.5 MiB budget, making a new venv evicts the least
 recently used ones until the rest fit, but never the one this sweep uses, nor the one another
@@ -20,8 +20,8 @@ def main():
     with tempfile.TemporaryDirectory() as cache:
         os.environ["DLPV_CACHE"] = cache
         sys.path.insert(0, os.path.join(ROOT, "atlas"))
-        import sweep  # noqa: E402  (reads DLPV_CACHE at call time)
-        venvs = sweep.venvs
+        import budget  # noqa: E402  atlas/budget.py (reads DLPV_CACHE at call time)
+        venvs = budget.venvs
         atlas = os.path.join(cache, "atlas")
         names = ["old-a", "old-b", "held-elsewhere", "mine"]
         for age, n in enumerate(names):
@@ -49,7 +49,7 @@ def main():
                                   text=True)
         holder.stdout.readline()
         try:
-            disk = sweep.DiskBudget(int(2.5 * (1 << 20)), cache)
+            disk = budget.DiskBudget(int(2.5 * (1 << 20)), cache)
             disk.use(os.path.join(atlas, "mine"))
             disk.make_room(os.path.join(atlas, "new"))
         finally:

@@ -15,15 +15,17 @@ import os
 import re
 import sys
 
-# Front-ends over the application over cases and reports over subjects over the engine.
+# Front-ends over the application over cases and reports over subjects over the engine; the
+# reports over the verdict.
 ALLOWED = {
     "include": set(),
     "common": set(),
     "harness": {"include", "common"},
     "subjects": {"harness", "include", "common"},
     "cases": {"subjects", "harness", "include", "common"},
-    "reports": {"common"},
-    "app": {"harness", "reports", "include", "common"},
+    "verdict": {"common"},
+    "reports": {"verdict", "common"},
+    "app": {"harness", "verdict", "reports", "include", "common"},
     "validator": {"app", "subjects", "harness", "include", "common"},
     "python_shim": {"app", "subjects", "harness", "include", "common"},
     "plugins": {"include"},

@@ -4,6 +4,7 @@
 #include <dlpack_validate/explore.hpp>
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
+#include <dlpack_validate/verdict.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -105,10 +106,10 @@ std::vector<std::string> output_paths(const AppConfig& cfg) {
   return out;
 }
 
-reports::Baseline load_baseline_or_bad_input(const std::string& path) {
+verdict::Baseline load_baseline_or_bad_input(const std::string& path) {
   try {
-    return reports::load_baseline(path);
-  } catch (const reports::BadInput& e) {
+    return verdict::load_baseline(path);
+  } catch (const verdict::BadInput& e) {
     throw BadInput{e.what()};
   }
 }
@@ -189,20 +190,20 @@ class ProgressLine {
 /// Judge (baseline) and write every requested artefact, then print the summary.
 /// Everything about the inputs that can be wrong, checked before anything runs (bad input
 /// fails at once, not after the suite): subjects, output paths, the baseline (returned).
-std::optional<reports::Baseline> check_inputs(const AppConfig& cfg) {
+std::optional<verdict::Baseline> check_inputs(const AppConfig& cfg) {
   if (cfg.preflight)
     for (const std::string& s : cfg.subjects)
       if (std::string why = cfg.preflight(s); !why.empty()) throw BadInput{why};
   for (const std::string& p : output_paths(cfg)) check_writable(p);
   if (cfg.baseline_path.empty() && cfg.xfails_path.empty()) return std::nullopt;
-  reports::Baseline b;
+  verdict::Baseline b;
   if (!cfg.baseline_path.empty()) b = load_baseline_or_bad_input(cfg.baseline_path);
   if (!cfg.xfails_path.empty()) {
     try {
-      reports::Baseline list = reports::load_xfails_list(cfg.xfails_path);
+      verdict::Baseline list = verdict::load_xfails_list(cfg.xfails_path);
       if (cfg.baseline_path.empty()) b.sha256 = list.sha256;
       for (auto& e : list.entries) b.entries.push_back(std::move(e));
-    } catch (const reports::BadInput& e) {
+    } catch (const verdict::BadInput& e) {
       throw BadInput{e.what()};
     }
   }
@@ -217,9 +218,9 @@ std::string baseline_label(const AppConfig& cfg) {
 }
 
 int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
-           const std::optional<reports::Baseline>& baseline) {
-  if (baseline) reports::apply_baseline(record, *baseline, baseline_label(cfg));
-  reports::finalize_summary(record);
+           const std::optional<verdict::Baseline>& baseline) {
+  if (baseline) verdict::apply_baseline(record, *baseline, baseline_label(cfg));
+  verdict::finalize_summary(record);
   auto render = [&](const std::string& path, auto writer) {
     if (path.empty()) return;
     std::ostringstream text;
@@ -230,9 +231,9 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
   for (const reports::Format& f : reports::formats())
     render(cfg.report_path(f.option), [&](std::ostream& o) { f.write(record, o); });
   render(cfg.write_baseline_path, [&](std::ostream& o) {
-    o << reports::make_baseline(record, baseline ? &*baseline : nullptr).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    o << verdict::make_baseline(record, baseline ? &*baseline : nullptr).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
-  reports::append_step_summary(record);
+  append_step_summary(record);
   const std::string text = record.contains("bench") ? reports::bench_text(record) : reports::text_summary(record, cfg.verbose);
   // With the record on stdout (--json -), the summary goes to stderr.
   std::FILE* out = cfg.report_path("json") == "-" ? stderr : stdout;
@@ -240,6 +241,28 @@ int finish(nlohmann::ordered_json& record, const AppConfig& cfg,
   std::fputs(paint(shown, out).c_str(), out);
   std::fflush(out);
   return record["summary"].value("exit_code", 1);
+}
+
+/// The question a baseline is asked about result `r` ending with `status`, as its record will
+/// put it (run_record.cpp: each subject's name, path and DLPack version; a pair case's ends
+/// in its params): the verdict's typed question, no record built to ask it.
+verdict::Question question_of(const std::vector<SubjectInfo>& subjects, const CaseResult& r, Status status) {
+  verdict::Question q;
+  q.case_id = r.info->id;
+  q.status = to_string(status);
+  auto subject = [&](int i) -> const SubjectInfo* {
+    return i >= 0 && static_cast<size_t>(i) < subjects.size() ? &subjects[static_cast<size_t>(i)] : nullptr;
+  };
+  auto name_of = [](const SubjectInfo& s) { return s.name.empty() ? s.path : s.name; };
+  if (const SubjectInfo* own = subject(r.subject)) q.subjects.push_back({name_of(*own), own->version_text()});
+  if (r.info->role == Role::pair && r.peer >= 0) {
+    for (auto [i, name] : {std::pair{r.subject, &q.producer}, {r.peer, &q.consumer}})
+      if (const SubjectInfo* s = subject(i)) {
+        q.subjects.push_back({name_of(*s), s->version_text()});
+        *name = name_of(*s);
+      }
+  }
+  return q;
 }
 
 Isolation parse_isolation(const std::string& s) {
@@ -414,31 +437,22 @@ int run_app(const AppConfig& cfg) {
       const bool bad = st == Status::fail || st == Status::crash || st == Status::timeout || st == Status::error ||
                        (cfg.strict && st == Status::warn);
       if (!bad || !baseline) return bad;
-      RunResult one;
-      one.subjects = subjects;
-      one.results = {r};
-      nlohmann::ordered_json probe = make_run_record(one, ro);
-      reports::apply_baseline(probe, *baseline, baseline_label(cfg));
-      return probe["results"].at(0).value("status", "") != "xfail";
+      const verdict::BaselineEntry* e = verdict::match(*baseline, question_of(subjects, r, st));
+      return !(e && verdict::waives(*e, to_string(st)));
     };
   }
   // Scheduling only: a case the baseline expects to crash or time out runs in a side worker,
   // so the main worker (every subject loaded) survives it. The prediction reads the baseline's
   // crash/timeout entries the way apply_baseline will judge the result.
-  reports::Baseline deaths;
+  verdict::Baseline deaths;
   if (baseline)
-    for (const reports::BaselineEntry& e : baseline->entries)
+    for (const verdict::BaselineEntry& e : baseline->entries)
       if (e.expect == "crash" || e.expect == "timeout") deaths.entries.push_back(e);
   if (!deaths.entries.empty()) {
     opt.expect_death = [&](const std::vector<SubjectInfo>& subjects, const CaseResult& r) {
       for (const Status st : {Status::crash, Status::timeout}) {
-        RunResult one;
-        one.subjects = subjects;
-        one.results = {r};
-        one.results[0].outcome.status = st;
-        nlohmann::ordered_json probe = make_run_record(one, ro);
-        reports::apply_baseline(probe, deaths, baseline_label(cfg));
-        if (probe["results"].at(0).value("status", "") == "xfail") return true;
+        const verdict::BaselineEntry* e = verdict::match(deaths, question_of(subjects, r, st));
+        if (e && verdict::waives(*e, to_string(st))) return true;
       }
       return false;
     };
@@ -465,8 +479,8 @@ int finish_record(nlohmann::ordered_json& record, const AppConfig& cfg) {
 int run_report(const AppConfig& cfg, const std::string& record_path) {
   nlohmann::ordered_json record;
   try {
-    record = reports::load_run(record_path);
-  } catch (const reports::BadInput& e) {
+    record = verdict::load_run(record_path);
+  } catch (const verdict::BadInput& e) {
     throw BadInput{e.what()};
   }
   const auto baseline = check_inputs(cfg);

@@ -5,6 +5,7 @@
 #include <dlpack_validate/app.hpp>
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/reports.hpp>
+#include <dlpack_validate/verdict.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <dlpack_validate/runner.hpp>
 
@@ -32,8 +33,8 @@ ordered_json run_bench(const AppConfig& cfg) {
   ordered_json baseline;
   if (!earlier_path.empty()) {
     try {
-      baseline = reports::load_bench_baseline(earlier_path);
-    } catch (const reports::BadInput& e) {
+      baseline = verdict::load_bench_baseline(earlier_path);
+    } catch (const verdict::BadInput& e) {
       throw BadInput{e.what()};
     }
   }
@@ -93,7 +94,7 @@ ordered_json run_bench(const AppConfig& cfg) {
   bench["warnings"] = ordered_json::array();
   record["bench"] = std::move(bench);
   if (!baseline.is_null()) {
-    reports::apply_bench_baseline(record, baseline, earlier_path, cfg.bench_threshold);
+    verdict::apply_bench_baseline(record, baseline, earlier_path, cfg.bench_threshold);
     if (compare_only) {  // ratios only: no route is a regression, nothing warns
       ordered_json& b = record["bench"];
       for (auto& r : b["routes"])
@@ -103,7 +104,7 @@ ordered_json run_bench(const AppConfig& cfg) {
       b["baseline"]["mode"] = "compare";
     }
   }
-  reports::finalize_summary(record);
+  verdict::finalize_summary(record);
   return record;
 }
 

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/app.hpp>
 #include <dlpack_validate/reports.hpp>
+#include <dlpack_validate/verdict.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
 
@@ -23,8 +24,8 @@ namespace {
 
 ordered_json load_or_bad_input(const std::string& path) {
   try {
-    return reports::load_run(path);
-  } catch (const reports::BadInput& e) {
+    return verdict::load_run(path);
+  } catch (const verdict::BadInput& e) {
     throw BadInput{e.what()};
   }
 }
@@ -252,7 +253,7 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
                                   ? records[k]["options"].value("shard", ordered_json())
                                   : ordered_json()}});
   out["merge"] = {{"inputs", from}, {"duplicates", duplicates}, {"conflicts", conflicts}};
-  reports::finalize_summary(out);
+  verdict::finalize_summary(out);
 
   for (const ordered_json& c : conflicts)
     std::fprintf(stderr, "report merge: conflict: %s\n", text_at(c, "message").c_str());

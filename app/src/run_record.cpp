@@ -3,6 +3,7 @@
 #include <cmath>
 #include <dlfcn.h>
 #include <dlpack_validate/reports.hpp>
+#include <dlpack_validate/verdict.hpp>
 #include <dlpack_validate/run_record.hpp>
 #include <fmt/format.h>
 #include <sys/utsname.h>
@@ -251,8 +252,8 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"output_tail", capped_tail(o.output_tail)},
                        {"baseline", nullptr}});
     if (!o.first_try.empty()) results.back()["first_try"] = capped(o.first_try);
-    // The library the result is charged to (reports::charge_of, the rule every report uses).
-    const reports::Charge charge = reports::charge_of(rec, results.back());
+    // The library the result is charged to (verdict::charge_of, the rule every report uses).
+    const verdict::Charge charge = verdict::charge_of(rec, results.back());
     results.back()["charged_to"] = charge.subject < 0 ? ordered_json()
                                                       : ordered_json{{"subject", charge.subject}, {"as", charge.side}};
   }
@@ -299,7 +300,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
   rec["pair_matrix"] = matrix;
   rec["summary"] = ordered_json::object();
   rec["baseline_report"] = nullptr;
-  reports::finalize_summary(rec);
+  verdict::finalize_summary(rec);
   return rec;
 }
 

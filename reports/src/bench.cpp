@@ -12,7 +12,6 @@
 #include "dlpack_validate/reports.hpp"
 #include "escape.hpp"
 #include "html_parts.hpp"
-#include "io.hpp"
 
 namespace dlpv::reports {
 
@@ -35,17 +34,9 @@ std::string ns(const json& stats, const char* key) {
   return number(stats, key, v) ? fmt::format(FMT_STRING("{:.1f}"), v) : std::string();
 }
 
-std::string route_subjects(const json& run, const json& route) {
-  std::string s = subject_name(run, route.contains("subject") && route["subject"].is_number_integer()
-                                        ? route["subject"].get<long long>() : -1LL);
-  const json& peer = member(route, "peer");
-  if (peer.is_number_integer()) s += " \xE2\x86\x92 " + subject_name(run, peer.get<long long>());
-  return s;
-}
 
 }  // namespace
 
-const json& bench_of(const json& run) { return member(run, "bench"); }
 
 std::string batch_text(const json& settings) {
   const std::string n = text(settings, "iterations");
@@ -92,16 +83,6 @@ std::string bench_calibration_line(const json& run) {
                      text(cal, "batches"));
 }
 
-std::size_t bench_errors(const json& run) {
-  const json& b = bench_of(run);
-  if (!b.is_object()) return 0;
-  std::size_t n = text(b, "error").empty() ? 0 : 1;
-  for (const auto& r : array_at(b, "routes"))
-    if (text(r, "status") == "error") ++n;
-  return n;
-}
-
-std::size_t bench_warnings(const json& run) { return array_at(bench_of(run), "warnings").size(); }
 
 std::vector<std::string> bench_warning_lines(const json& run) {
   std::vector<std::string> out;
@@ -148,80 +129,6 @@ std::string html_bench(const json& run) {
 }
 
 }  // namespace detail
-
-json load_bench_baseline(const std::string& path) {
-  const std::string what = "bench baseline";
-  json j = detail::parse_json(what, path, detail::read_bytes(what, path));
-  if (j.is_object() && j.contains("bench") && j["bench"].is_object()) j = j["bench"];
-  if (!j.is_object() || !j.contains("routes") || !j["routes"].is_array())
-    throw BadInput(fmt::format(FMT_STRING("{} '{}': neither a run record with a \"bench\" section "
-                                          "nor a bench section (no \"routes\" array)"),
-                               what, path));
-  return j;
-}
-
-void apply_bench_baseline(json& run, const json& baseline, const std::string& path, double threshold,
-                          double min_delta_ns) {
-  if (!run.contains("bench") || !run["bench"].is_object()) return;
-  json& bench = run["bench"];
-  using Key = std::tuple<std::string, long long, long long>;
-  auto key_of = [](const json& r) {
-    auto idx = [&](const char* k) {
-      auto it = r.find(k);
-      return it != r.end() && it->is_number_integer() ? it->get<long long>() : -1LL;
-    };
-    return Key{detail::text(r, "route"), idx("subject"), idx("peer")};
-  };
-  std::map<Key, double> before;
-  for (const auto& r : detail::array_at(baseline, "routes")) {
-    auto net = r.find("net_ns");
-    if (detail::text(r, "status") != "ok" || net == r.end() || !net->is_object()) continue;
-    auto med = net->find("median");
-    if (med != net->end() && med->is_number()) before[key_of(r)] = med->get<double>();
-  }
-  json warnings = json::array();
-  json unmatched = json::array();
-  std::size_t compared = 0;
-  if (!bench.contains("routes") || !bench["routes"].is_array()) bench["routes"] = json::array();
-  for (auto& r : bench["routes"]) {
-    for (const char* k : {"baseline_net_median_ns", "ratio", "regression"}) r.erase(k);
-    if (detail::text(r, "status") != "ok") continue;
-    const auto found = before.find(key_of(r));
-    const std::string subjects = detail::route_subjects(run, r);
-    if (found == before.end()) {
-      unmatched.push_back(detail::text(r, "route") + " on " + subjects);
-      continue;
-    }
-    const double now = r["net_ns"].value("median", 0.0);
-    const double then = found->second;
-    const double ratio = now / std::max(then, 1.0);  // a net figure under 1 ns is noise
-    const bool regression = ratio > threshold && now - then > min_delta_ns;
-    ++compared;
-    r["baseline_net_median_ns"] = then;
-    r["ratio"] = std::round(ratio * 1000) / 1000;
-    r["regression"] = regression;
-    if (regression) {
-      json w = json::object();
-      w["route"] = detail::text(r, "route");
-      w["subject"] = r.value("subject", json());
-      w["peer"] = r.value("peer", json());
-      w["subjects"] = subjects;
-      w["message"] = fmt::format(FMT_STRING("net median {:.1f} ns/op is {:.2f}x the baseline's {:.1f} "
-                                            "ns/op (threshold {}x)"),
-                                 now, ratio, then, threshold);
-      warnings.push_back(std::move(w));
-    }
-  }
-  json base = json::object();
-  base["path"] = path;
-  base["threshold"] = threshold;
-  base["min_delta_ns"] = min_delta_ns;
-  base["compared"] = compared;
-  base["unmatched"] = std::move(unmatched);
-  bench["baseline"] = std::move(base);
-  bench["warnings"] = std::move(warnings);
-  finalize_summary(run);
-}
 
 std::string bench_text(const json& run) {
   using namespace detail;

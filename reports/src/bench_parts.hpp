@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// bench_parts.hpp: reading the "bench" section of a record for the writers (terminal text,
+// bench_parts.hpp: reading the "bench" section of a record for the writers (bench_of,
+// bench_errors and bench_warnings are the verdict's: record_access.hpp) (terminal text,
 // Markdown, HTML, JUnit all show the same table).
 #pragma once
 
@@ -9,9 +10,6 @@
 #include "common.hpp"
 
 namespace dlpv::reports::detail {
-
-/// The run's bench section, or null when it has none.
-const json& bench_of(const json& run);
 
 /// "21 batches of 1000 operations" / "... of operations sized to about 5.0 ms".
 std::string batch_text(const json& settings);
@@ -28,11 +26,6 @@ std::vector<BenchRow> bench_rows(const json& run);
 
 /// "harness overhead (empty route, subtracted): 1.5 ns/op [1.4 .. 1.6], N ops x B batches"
 std::string bench_calibration_line(const json& run);
-
-/// Route errors (and a failed bench) always count as unexpected; regression warnings only
-/// under strict.
-std::size_t bench_errors(const json& run);
-std::size_t bench_warnings(const json& run);
 
 /// "route on subjects: message" for each regression warning.
 std::vector<std::string> bench_warning_lines(const json& run);

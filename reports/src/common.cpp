@@ -11,22 +11,9 @@
 
 #include "dlpack_validate/ids.hpp"
 #include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/verdict.hpp"
 
 namespace dlpv::reports::detail {
-
-bool is_known_status(std::string_view s) {
-  return std::find(k_statuses.begin(), k_statuses.end(), s) != k_statuses.end();
-}
-
-std::string status_of(const json& result) {
-  std::string s = text(result, "status");
-  return is_known_status(s) ? s : "error";
-}
-
-bool is_unexpected(std::string_view s, bool strict) {
-  if (s == "fail" || s == "crash" || s == "timeout" || s == "error") return true;
-  return strict && (s == "warn" || s == "xpass");
-}
 
 int severity_rank(std::string_view s) {
   // skip < pass < xfail < xpass < warn < fail < error < timeout < crash
@@ -38,99 +25,12 @@ int severity_rank(std::string_view s) {
 
 
 
-std::string text_of(const json& v) {
-  if (v.is_null()) return {};
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string text(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it == j.end() ? std::string() : text_of(*it);
-}
-
-bool flag(const json& j, const char* key) {
-  if (!j.is_object()) return false;
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
-const json& member(const json& j, const char* key) {
-  static const json null_value;
-  if (!j.is_object()) return null_value;
-  auto it = j.find(key);
-  return it != j.end() ? *it : null_value;
-}
-
-const json& array_at(const json& j, const char* key) {
-  static const json empty = json::array();
-  if (!j.is_object()) return empty;
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : empty;
-}
-
-namespace {
-const json& null_json() {
-  static const json n;
-  return n;
-}
-long long index_of(const json& result) {
-  auto it = result.find("subject");
-  if (it == result.end()) return -1;
-  if (it->is_number_integer()) return it->get<long long>();
-  if (it->is_string()) {
-    try {
-      return std::stoll(it->get<std::string>());
-    } catch (...) {
-      return -1;
-    }
-  }
-  return -1;
-}
-}  // namespace
-
-long long subject_index(const json& run, const json& result) {
-  if (!result.is_object() || !run.contains("subjects") || !run["subjects"].is_array()) return -1;
-  long long i = index_of(result);
-  return i >= 0 && static_cast<std::size_t>(i) < run["subjects"].size() ? i : -1;
-}
-
-const json& subject_of(const json& run, const json& result) {
-  if (!result.is_object() || !run.contains("subjects") || !run["subjects"].is_array())
-    return null_json();
-  long long i = index_of(result);
-  const json& subjects = run["subjects"];
-  if (i < 0 || static_cast<std::size_t>(i) >= subjects.size()) return null_json();
-  return subjects[static_cast<std::size_t>(i)];
-}
-
-std::string subject_name(const json& run, long long index) {
-  if (run.contains("subjects") && run["subjects"].is_array() && index >= 0 &&
-      static_cast<std::size_t>(index) < run["subjects"].size()) {
-    const json& s = run["subjects"][static_cast<std::size_t>(index)];
-    std::string name = text(s, "name");
-    if (!name.empty()) return name;
-    std::string path = text(s, "path");
-    if (!path.empty()) return path;
-  }
-  return fmt::format(FMT_STRING("subject {}"), index);
-}
-
-std::string subject_name(const json& run, const json& result) {
-  return subject_name(run, result.is_object() ? index_of(result) : -1);
-}
-
 std::string subject_label(const json& run, const json& result) {
   const json& p = member(result, "params");
   if (text(result, "role") != "pair" || text(p, "producer").empty() || text(p, "consumer").empty()) {
     return subject_name(run, result);
   }
-  auto idx = [&](const char* k) {
-    json probe = json::object();
-    probe["subject"] = text(p, k);
-    return index_of(probe);
-  };
+  auto idx = [&](const char* k) { return verdict::access::index_value(member(p, k)); };
   const std::string charge = charge_text(run, result);
   return subject_name(run, idx("producer")) + " \xE2\x86\x92 " + subject_name(run, idx("consumer")) +
          (charge.empty() ? std::string() : " (" + charge + ")");
@@ -153,15 +53,6 @@ std::string legacy_note(const json& subject) {
   if (iml && !imv) parts.push_back("legacy-only DLPack consumer (no versioned import)");
   if (parts.empty()) return "legacy-only DLPack (pre-1.0 ABI, no versioned tensors)";
   return parts.size() == 1 ? parts[0] : parts[0] + "; " + parts[1];
-}
-
-std::vector<std::string> requirements_of(const json& result) {
-  std::vector<std::string> ids;
-  if (result.is_object() && result.contains("requirements") &&
-      result["requirements"].is_array()) {
-    for (const auto& r : result["requirements"]) ids.push_back(text_of(r));
-  }
-  return ids;
 }
 
 std::string requirement_summary(const json& run, const std::string& id) {
@@ -228,10 +119,6 @@ const json& with_summary(const json& run, json& storage) {
   storage = run.is_object() ? run : json::object();
   finalize_summary(storage);
   return storage;
-}
-
-bool is_strict(const json& run) {
-  return run.contains("options") && flag(run["options"], "strict");
 }
 
 namespace {
@@ -340,22 +227,6 @@ std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample) {
     out.push_back(std::move(line));
   }
   return out;
-}
-
-// The requirement a result broke: that of its first check that did not pass (a fail before a
-// warn), else the one its message names ("[DEL-02] ..."), else its first requirement; "" when
-// it cites none. (The text summary, the HTML report and JUnit all group and type by this.)
-std::string failing_requirement(const json& result) {
-  const json& checks = array_at(result, "checks");
-  for (const char* wanted : {"fail", "warn"})
-    for (const auto& c : checks)
-      if (c.is_object() && text(c, "status") == wanted && !text(c, "requirement").empty())
-        return text(c, "requirement");
-  const std::string m = text(result, "message");
-  const auto close = m.find(']');
-  if (!m.empty() && m[0] == '[' && close != std::string::npos && close > 1 && close < 40) return m.substr(1, close - 1);
-  const auto reqs = requirements_of(result);
-  return reqs.empty() ? std::string() : reqs.front();
 }
 
 std::string requirement_link(const json& run, const std::string& id) {
@@ -474,48 +345,3 @@ std::vector<std::string> next_steps(const json& run) {
 }
 
 }  // namespace dlpv::reports::detail
-
-namespace dlpv::reports {
-
-std::string detail::charge_text(const json& run, const json& result) {
-  using namespace detail;
-  if (text(result, "role") != "pair") return {};
-  const Charge c = charge_of(run, result);
-  if (c.subject >= 0) return "charged to " + subject_name(run, c.subject) + " (the " + c.side + ")";
-  const std::string st = status_of(result);
-  if (st == "pass" || st == "skip" || st == "xpass") return {};
-  return "charged to neither side alone";
-}
-
-Charge charge_of(const nlohmann::ordered_json& run, const nlohmann::ordered_json& result) {
-  using namespace detail;
-  const long long own = subject_index(run, result);
-  const json& p = member(result, "params");
-  if (text(result, "role") != "pair" || text(p, "producer").empty() || text(p, "consumer").empty())
-    return {own, "subject"};
-  auto end_index = [&](const std::string& side) -> long long {
-    json probe = json::object();
-    probe["subject"] = text(p, side == "producer" ? "producer" : "consumer");
-    return subject_index(run, probe);
-  };
-  auto charged = [&](const std::string& side) -> Charge {
-    if (side != "producer" && side != "consumer") return {};
-    const long long i = end_index(side);
-    return i >= 0 ? Charge{i, side} : Charge{};
-  };
-  for (const char* wanted : {"fail", "warn"})
-    for (const auto& c : array_at(result, "checks"))
-      if (text(c, "status") == wanted) return charged(text(c, "party"));
-  const std::string st = status_of(result);
-  if (st == "pass" || st == "skip" || st == "xpass") return {};
-  if (st == "xfail") {
-    const std::string expect = text(member(result, "baseline"), "expect");
-    if (expect != "crash" && expect != "timeout" && expect != "error" && expect != "unexpected") return {};
-  }
-  const std::string phase = text(result, "phase");
-  if (phase == "export" || phase == "inspect") return charged("producer");
-  if (phase == "import" || phase == "read") return charged("consumer");
-  return {};
-}
-
-}  // namespace dlpv::reports

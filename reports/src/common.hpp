@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// common.hpp: small accessors and vocabularies shared by the report writers.
+// common.hpp: small helpers and vocabularies shared by the report writers.
 //
 // Writers must render partial or hand-edited records without throwing, so every field is
 // read through these tolerant helpers (missing or null -> empty) instead of .at()/get<>().
@@ -14,22 +14,40 @@
 #include <nlohmann/json.hpp>
 
 #include "dlpack_validate/ids.hpp"
+#include "dlpack_validate/record_access.hpp"
+#include "dlpack_validate/verdict.hpp"
 
 namespace dlpv::reports::detail {
 
 using json = nlohmann::ordered_json;
 
-/// The nine statuses in the canonical (summary) order.
-inline constexpr std::array<std::string_view, 9> k_statuses = {
-    "pass", "fail", "warn", "skip", "xfail", "xpass", "crash", "timeout", "error"};
-
-bool is_known_status(std::string_view s);
-
-/// Status of a result, normalised: an unknown or missing status reads as "error".
-std::string status_of(const json& result);
-
-/// Unexpected statuses gate the run: fail/crash/timeout/error, plus warn/xpass when strict.
-bool is_unexpected(std::string_view status, bool strict);
+// The tolerant record accessors and the statuses are the verdict layer's
+// (dlpack_validate/record_access.hpp); the writers read records through the same ones.
+using verdict::access::array_at;
+using verdict::access::bench_errors;
+using verdict::access::bench_of;
+using verdict::access::bench_warnings;
+using verdict::access::failing_requirement;
+using verdict::access::flag;
+using verdict::access::is_known_status;
+using verdict::access::is_strict;
+using verdict::access::is_unexpected;
+using verdict::access::k_statuses;
+using verdict::access::member;
+using verdict::access::requirements_of;
+using verdict::access::route_subjects;
+using verdict::access::status_of;
+using verdict::access::subject_at;
+using verdict::access::subject_index;
+using verdict::access::subject_index_of;
+using verdict::access::subject_name;
+using verdict::access::subject_of;
+using verdict::access::text;
+using verdict::access::text_of;
+using verdict::charge_of;
+using verdict::finalize_summary;
+using verdict::charge_text;
+using verdict::Charge;
 
 /// Rank for "worst status wins" aggregation in matrices (higher is worse). A cell holding a
 /// pass and a skip reads "pass": the skip only says one variant was not attempted.
@@ -37,41 +55,12 @@ int severity_rank(std::string_view status);
 
 // Report areas, their order and labels: dlpv::report_areas, area_label, area_index (ids.hpp).
 
-/// String value of j[key]: "" when absent or null, the string itself, or the compact dump
-/// of any other value (numbers, booleans).
-std::string text(const json& j, const char* key);
-
-/// Same as text() for a value that is already selected.
-std::string text_of(const json& v);
-
-bool flag(const json& j, const char* key);
-
-/// j[key] when j is an object holding key, else a shared null value.
-const json& member(const json& j, const char* key);
-
-/// j[key] when it is an array, else a shared empty array (const operator[] on a missing key
-/// is undefined behaviour in nlohmann::json, so writers never use it on record input).
-const json& array_at(const json& j, const char* key);
-
-/// Index of the result's subject in run["subjects"], -1 when absent or out of range.
-long long subject_index(const json& run, const json& result);
-
-/// Subject record for a result's "subject" index (null json when out of range).
-const json& subject_of(const json& run, const json& result);
-
-/// Display name of subject #index: its "name", else its "path", else "subject N".
-std::string subject_name(const json& run, long long index);
-std::string subject_name(const json& run, const json& result);
-
 /// Who a result is about, for tables: the subject name, or "producer → consumer" for pair
 /// cases (their "subject" field alone names only one end).
 std::string subject_label(const json& run, const json& result);
 
 /// Legacy-only wording derived from the subject's capabilities, "" when not legacy_only.
 std::string legacy_note(const json& subject);
-
-/// Requirement ids of a result, in order.
-std::vector<std::string> requirements_of(const json& result);
 
 /// run["requirements"][id]["summary"], "" when absent.
 std::string requirement_summary(const json& run, const std::string& id);
@@ -121,11 +110,6 @@ struct NotRunLine {
 };
 std::vector<NotRunLine> not_run_lines(const json& run, std::size_t sample = 3);
 
-/// Pair results: "charged to torch 2.13.0+cpu (the consumer)", or "charged to neither side
-/// alone" for a finding no side can be singled out for; "" for single-subject results and for
-/// pair results that found nothing (pass, skip, xpass).
-std::string charge_text(const json& run, const json& result);
-
 /// The command that runs just this result's case again, typed in the directory the run started
 /// in: the record's `invocation` (the program), then the run's command line without its
 /// program, report, baseline and selection options, with `--filter ID` (empty when the record
@@ -153,11 +137,11 @@ std::string html_text_with_code(const std::string& markdown);
 /// case (the heading's anchor in docs/requirements.md); "" when the record names no document.
 std::string requirement_link(const json& run, const std::string& id);
 
-/// Whether the run is strict (options.strict).
-bool is_strict(const json& run);
-
-/// The requirement a result broke: the requirement of its first failing check (a "fail"
-/// check before a "warn" one), else its first requirement id; "" when it cites none.
-std::string failing_requirement(const json& result);
-
 }  // namespace dlpv::reports::detail
+
+namespace dlpv::reports {
+// The verdict the writers show (verdict.hpp): the charge and the summary are decided there.
+using verdict::Charge;
+using verdict::charge_of;
+using verdict::finalize_summary;
+}  // namespace dlpv::reports

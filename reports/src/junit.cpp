@@ -315,9 +315,7 @@ void write_junit(const json& record, std::ostream& out) {
       const long long idx = detail::subject_index(run, r);
       const json& p = detail::member(r, "params");
       auto end = [&](const char* k) {
-        json probe = json::object();
-        probe["subject"] = detail::text(p, k);
-        return detail::subject_index(run, probe);
+        return detail::subject_index_of(run, detail::member(p, k));
       };
       if (detail::text(r, "role") == "pair" && end("producer") >= 0 && end("consumer") >= 0)
         buckets[Key{1, end("producer"), end("consumer")}].push_back(&r);

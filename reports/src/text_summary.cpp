@@ -39,7 +39,7 @@ std::string one_line(const std::string& text, size_t max = 400) {
 
 // ---- triage: unexpected results grouped by scope, requirement and shared cause ----------
 
-// Where a result is listed: under the library it is charged to (reports::charge_of), its own
+// Where a result is listed: under the library it is charged to (verdict::charge_of), its own
 // results first, then the pair results charged to it; pair results charged to neither side
 // last. `owner` -1 sorts after every subject.
 struct Scope {

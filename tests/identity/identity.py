@@ -44,7 +44,7 @@ DROP_TOP = {"command_line", "invocation", "started_at", "duration_s", "environme
 # `observed` is the measurement itself (heap growth, the bytes found in freed memory): it varies
 # from run to run where the verdict does not. Everything else of a result stays.
 # `charged_to` is computed from the rest of the result (status, phase, the checks' parties:
-# reports::charge_of), as pair_matrix is from the results: the verdicts are what it rests on.
+# verdict::charge_of), as pair_matrix is from the results: the verdicts are what it rests on.
 DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed", "charged_to"}
 NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
 # An event's place in its command's sequence (docs/protocol.md), quoted in protocol-violation

@@ -6,9 +6,11 @@
 #include <string>
 
 #include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/verdict.hpp"
 
 int main(int argc, char** argv) {
   using namespace dlpv::reports;
+  using namespace dlpv::verdict;
   if (argc < 3 || argc > 4) {
     std::cerr << "usage: dlpv_reports_render RECORD.json FORMAT (html, junit, md, json: reports::formats()) [BASELINE.json]\n";
     return 2;

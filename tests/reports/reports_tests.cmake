@@ -3,7 +3,8 @@
 # is on (deliberately not a CMakeLists.txt, so nothing adds this directory twice).
 #
 # CTest names:
-#   reports.unit            doctest units (escaping, baseline, summary, JUnit, Markdown, HTML)
+#   reports.unit            doctest units (escaping, and the verdict: baseline, summary; JUnit,
+#                           Markdown, HTML)
 #   reports.golden          byte-exact golden files (DLPV_UPDATE_GOLDEN=1 rewrites them)
 #   reports.junit_structure JUnit output parsed and cross-checked against the records (python3)
 #   reports.html_static     HTML parsed offline: ids, order, embedded record, no network refs,
@@ -29,9 +30,9 @@ add_executable(test_reports
   ${_dlpv_reports_tests_dir}/test_markdown.cpp
   ${_dlpv_reports_tests_dir}/test_summary.cpp
 )
-# The units also test internal helpers (escape.hpp, glob.hpp, sha256.hpp) directly.
+# The units also test internal helpers (reports/src/escape.hpp, verdict/src/sha256.hpp) directly.
 target_include_directories(test_reports PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/src ${_dlpv_reports_tests_dir})
+  ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/../verdict/src ${_dlpv_reports_tests_dir})
 target_compile_definitions(test_reports PRIVATE
   DLPV_REPORTS_TEST_DIR="${_dlpv_reports_tests_dir}")
 target_link_libraries(test_reports PRIVATE dlpv_reports doctest::doctest)

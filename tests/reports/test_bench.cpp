@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/verdict.hpp"
 #include "test_support.hpp"
 
 using namespace dlpv::reports;
+using namespace dlpv::verdict;
 using dlpv_test::json;
 
 namespace {

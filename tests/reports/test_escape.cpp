@@ -2,11 +2,14 @@
 // test_escape.cpp: escaping, globbing and hashing helpers.
 #include <doctest/doctest.h>
 
+#include "dlpack_validate/ids.hpp"
 #include "escape.hpp"
-#include "glob.hpp"
 #include "sha256.hpp"
 
 using namespace dlpv::reports::detail;
+using dlpv::glob_escape;
+using dlpv::glob_match;
+using dlpv::verdict::detail::sha256_hex;
 
 TEST_CASE("clean_text replaces control bytes and invalid UTF-8 with visible escapes") {
   CHECK(clean_text("a\x01z") == "a\\x01z");

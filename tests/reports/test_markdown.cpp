@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// test_markdown.cpp: Markdown layout, the hard byte budget, and $GITHUB_STEP_SUMMARY.
+// test_markdown.cpp: Markdown layout and the hard byte budget ($GITHUB_STEP_SUMMARY, which the
+// app appends it to: tests/unit/test_step_summary.cpp).
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -8,9 +9,11 @@
 #include <doctest/doctest.h>
 
 #include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/verdict.hpp"
 #include "test_support.hpp"
 
 using namespace dlpv::reports;
+using namespace dlpv::verdict;
 using dlpv_test::add_result;
 using dlpv_test::count_of;
 using dlpv_test::json;
@@ -78,28 +81,4 @@ TEST_CASE("markdown: output never exceeds the budget and says what was left out"
   CHECK(tiny.size() <= 10);
   std::string whole = markdown(run, 100 * 1024 * 1024);
   CHECK(whole.find("more, see") == std::string::npos);
-}
-
-TEST_CASE("append_step_summary writes only when GITHUB_STEP_SUMMARY is set and never throws") {
-  json run = make_run();
-  add_result(run, "c.pass", "pass");
-  finalize_summary(run);
-  ::unsetenv("GITHUB_STEP_SUMMARY");
-  CHECK_FALSE(append_step_summary(run));
-  ::setenv("GITHUB_STEP_SUMMARY", "", 1);
-  CHECK_FALSE(append_step_summary(run));
-
-  std::string path = "/tmp/dlpv_step_summary_test_" + std::to_string(::getpid()) + ".md";
-  dlpv_test::spit(path, "previous step\n");
-  ::setenv("GITHUB_STEP_SUMMARY", path.c_str(), 1);
-  CHECK(append_step_summary(run));
-  CHECK(append_step_summary(run));
-  std::string text = dlpv_test::slurp(path);
-  CHECK(text.rfind("previous step\n## ✅", 0) == 0);
-  CHECK(count_of(text, "dlpack-validate: PASS") == 2);
-  std::remove(path.c_str());
-
-  ::setenv("GITHUB_STEP_SUMMARY", "/nonexistent-dir/summary.md", 1);
-  CHECK_FALSE(append_step_summary(run));
-  ::unsetenv("GITHUB_STEP_SUMMARY");
 }

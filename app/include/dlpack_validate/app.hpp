@@ -14,6 +14,11 @@
 
 namespace dlpv {
 
+/// Appends the Markdown report to the file $GITHUB_STEP_SUMMARY names. Returns true when
+/// something was written; false when the variable is unset or empty or the file cannot be
+/// written. Never throws: a CI summary must not change the outcome of a run.
+bool append_step_summary(const nlohmann::ordered_json& run) noexcept;
+
 /// Bad input from the user: one line on stderr, exit code 2.
 struct BadInput {
   std::string message;

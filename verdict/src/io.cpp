@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
-#include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/verdict.hpp"
 
-namespace dlpv::reports::detail {
+namespace dlpv::verdict::detail {
 
 std::string read_bytes(const std::string& what, const std::string& path) {
   // Only regular files of a sane size: a directory "opens" and reads nothing, a FIFO would
@@ -60,4 +60,4 @@ nlohmann::ordered_json parse_json(const std::string& what, const std::string& pa
   }
 }
 
-}  // namespace dlpv::reports::detail
+}  // namespace dlpv::verdict::detail

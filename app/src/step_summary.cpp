@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// step_summary.cpp: appending the Markdown report to $GITHUB_STEP_SUMMARY.
+// step_summary.cpp: appending the Markdown report to $GITHUB_STEP_SUMMARY (the app's, not a
+// writer's: it reads the environment and writes a file the CI owns).
 //
 // The summary is a courtesy: an unwritable file, a full disk or any other failure is
 // swallowed, because the gate is the exit status and must not depend on it.
@@ -7,16 +8,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "dlpack_validate/app.hpp"
 #include "dlpack_validate/reports.hpp"
 
-namespace dlpv::reports {
+namespace dlpv {
 
 bool append_step_summary(const nlohmann::ordered_json& run) noexcept {
   try {
     const char* path = std::getenv("GITHUB_STEP_SUMMARY");
     if (path == nullptr || *path == '\0') return false;
     std::ostringstream md;
-    write_markdown(run, md);  // default budget: 256 KiB, a quarter of GitHub's 1 MiB cap
+    reports::write_markdown(run, md);  // default budget: 256 KiB, a quarter of GitHub's 1 MiB cap
     std::ofstream file(path, std::ios::binary | std::ios::app);
     if (!file) return false;
     file << md.str();
@@ -27,4 +29,4 @@ bool append_step_summary(const nlohmann::ordered_json& run) noexcept {
   }
 }
 
-}  // namespace dlpv::reports
+}  // namespace dlpv

@@ -11,15 +11,15 @@
 
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "dlpack_validate/reports.hpp"
-#include "glob.hpp"
+#include "dlpack_validate/record_access.hpp"
+#include "dlpack_validate/verdict.hpp"
 #include "io.hpp"
 #include "sha256.hpp"
 
-namespace dlpv::reports {
+namespace dlpv::verdict {
 
-using detail::json;
+using access::json;
+namespace a = access;
 
 namespace {
 
@@ -96,31 +96,10 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   return b;
 }
 
-// Subject names a result can be scoped by: its own subject, and for pair cases both ends.
-std::vector<const json*> subjects_for(const json& run, const json& r) {
-  std::vector<const json*> out;
-  const json& own = detail::subject_of(run, r);
-  if (!own.is_null()) out.push_back(&own);
-  if (detail::text(r, "role") == "pair" && r.contains("params")) {
-    for (const char* end : {"producer", "consumer"}) {
-      json probe = json::object();
-      probe["subject"] = detail::text(r["params"], end);
-      const json& s = detail::subject_of(run, probe);
-      if (!s.is_null()) out.push_back(&s);
-    }
-  }
-  return out;
-}
-
-// The name of a pair case's producer or consumer subject ("" when not a pair case).
-std::string pair_end_name(const json& run, const json& r, const char* end) {
-  if (detail::text(r, "role") != "pair" || !r.contains("params")) return "";
-  json probe = json::object();
-  probe["subject"] = detail::text(r["params"], end);
-  const json& s = detail::subject_of(run, probe);
-  if (s.is_null()) return "";
-  std::string name = detail::text(s, "name");
-  return name.empty() ? detail::text(s, "path") : name;
+// A subject's name as baselines see it: its name, else its path.
+std::string name_or_path(const json& subject) {
+  std::string name = a::text(subject, "name");
+  return name.empty() ? a::text(subject, "path") : name;
 }
 
 // A subject name without its version: "numpy 2.1.0" -> "numpy", "mylib v3" -> "mylib". The
@@ -141,29 +120,29 @@ std::string library_part(const std::string& name) {
 // A when.subject/producer/consumer glob matches a subject name as written ("numpy 2.1.0",
 // "numpy 2.*"), or names the library without a version ("numpy" matches every numpy).
 bool name_matches(const std::string& glob, const std::string& name) {
-  if (detail::glob_match(glob, name)) return true;
+  if (glob_match(glob, name)) return true;
   const std::string lib = library_part(name);
-  return lib != name && detail::glob_match(glob, lib);
+  return lib != name && glob_match(glob, lib);
 }
 
-bool entry_matches(const BaselineEntry& e, const json& run, const json& r) {
-  if (!detail::glob_match(e.case_glob, detail::text(r, "id"))) return false;
-  for (const auto& [has, glob, end] : {std::tuple{e.has_producer, &e.producer_glob, "producer"},
-                                       std::tuple{e.has_consumer, &e.consumer_glob, "consumer"}}) {
+bool entry_matches(const BaselineEntry& e, const Question& q) {
+  if (!glob_match(e.case_glob, q.case_id)) return false;
+  for (const auto& [has, glob, name] : {std::tuple{e.has_producer, &e.producer_glob, &q.producer},
+                                        std::tuple{e.has_consumer, &e.consumer_glob, &q.consumer}}) {
     if (!has) continue;
-    const std::string name = pair_end_name(run, r, end);
-    if (name.empty() || !name_matches(*glob, name)) return false;
+    if (name->empty() || !name_matches(*glob, *name)) return false;
   }
   if (!e.has_subject && !e.has_dlpack_version) return true;
-  for (const json* s : subjects_for(run, r)) {
-    std::string name = detail::text(*s, "name");
-    if (name.empty()) name = detail::text(*s, "path");
-    bool ok = !e.has_subject || name_matches(e.subject_glob, name);
-    ok = ok && (!e.has_dlpack_version ||
-                detail::glob_match(e.dlpack_version_glob, detail::text(*s, "dlpack_version")));
+  for (const Question::Subject& s : q.subjects) {
+    bool ok = !e.has_subject || name_matches(e.subject_glob, s.name);
+    ok = ok && (!e.has_dlpack_version || glob_match(e.dlpack_version_glob, s.dlpack_version));
     if (ok) return true;
   }
   return false;
+}
+
+bool entry_matches(const BaselineEntry& e, const json& run, const json& r) {
+  return entry_matches(e, question_of(run, r));
 }
 
 json entry_record(const BaselineEntry& e) {
@@ -180,9 +159,9 @@ json entry_record(const BaselineEntry& e) {
 // Undo an earlier apply_baseline so the observed status is judged afresh.
 void restore_observed(json& r) {
   if (!r.contains("baseline") || !r["baseline"].is_object()) return;
-  std::string st = detail::text(r, "status");
+  std::string st = a::text(r, "status");
   if (st == "xfail") {
-    std::string expect = detail::text(r["baseline"], "expect");
+    std::string expect = a::text(r["baseline"], "expect");
     if (!expect.empty()) r["status"] = expect;
   } else if (st == "xpass") {
     r["status"] = "pass";
@@ -247,6 +226,34 @@ Baseline load_xfails_list(const std::string& path) {
   return b;
 }
 
+Question question_of(const json& run, const json& r) {
+  Question q;
+  q.case_id = a::text(r, "id");
+  q.status = a::status_of(r);
+  auto add = [&](long long i) {
+    const json& s = a::subject_at(run, i);
+    if (!s.is_null()) q.subjects.push_back({name_or_path(s), a::text(s, "dlpack_version")});
+  };
+  add(a::subject_index(run, r));
+  const json& params = a::member(r, "params");
+  if (a::text(r, "role") == "pair" && params.is_object()) {
+    for (const auto& [end, name] : {std::pair{"producer", &q.producer}, {"consumer", &q.consumer}}) {
+      const long long i = a::subject_index_of(run, a::member(params, end));
+      add(i);
+      if (i >= 0) *name = name_or_path(a::subject_at(run, i));
+    }
+  }
+  return q;
+}
+
+const BaselineEntry* match(const Baseline& baseline, const Question& q) {
+  for (const BaselineEntry& e : baseline.entries)
+    if (entry_matches(e, q)) return &e;
+  return nullptr;
+}
+
+bool waives(const BaselineEntry& entry, const std::string& status) { return waived(status, entry.expect); }
+
 // Whether every library an entry's `when` names (subject, producer, consumer) is among the
 // run's subjects: an entry about a library this run did not load is not stale, only not
 // applicable here (one baseline file serves runs of different library sets).
@@ -254,8 +261,8 @@ bool applicable(const BaselineEntry& e, const json& run) {
   auto loaded = [&](const std::string& glob) {
     if (!run.contains("subjects") || !run["subjects"].is_array()) return false;
     for (const auto& s : run["subjects"]) {
-      std::string name = detail::text(s, "name");
-      if (name.empty()) name = detail::text(s, "path");
+      std::string name = a::text(s, "name");
+      if (name.empty()) name = a::text(s, "path");
       if (name_matches(glob, name)) return true;
     }
     return false;
@@ -272,17 +279,18 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
     for (auto& r : run["results"]) {
       if (!r.is_object()) continue;
       restore_observed(r);
+      const Question q = question_of(run, r);
       for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
         const BaselineEntry& e = baseline.entries[i];
-        if (!entry_matches(e, run, r)) continue;
+        if (!entry_matches(e, q)) continue;
         used[i] = true;
         r["baseline"] = entry_record(e);
-        std::string st = detail::status_of(r);
+        std::string st = a::status_of(r);
         if (waived(st, e.expect)) {
           r["status"] = "xfail";
         } else if (st == "pass") {
           r["status"] = "xpass";
-          std::string id = detail::text(r, "id");
+          std::string id = a::text(r, "id");
           if (xpass_seen.insert(id).second) xpass.push_back(id);
         }
         break;
@@ -311,30 +319,30 @@ json make_baseline(const json& run, const Baseline* applied) {
   // Scope by library name without the version when that still tells the run's subjects
   // apart, so the baseline survives upgrades (a fixed problem then shows as xpass and a stale
   // entry); else by the full name. Glob characters are escaped either way.
-  const json& subjects = detail::array_at(run, "subjects");
+  const json& subjects = a::array_at(run, "subjects");
   auto scope_name = [&](long long idx) {
-    const std::string full = detail::subject_name(run, idx);
+    const std::string full = a::subject_name(run, idx);
     const std::string lib = library_part(full);
     if (lib != full) {
       for (std::size_t k = 0; k < subjects.size(); ++k) {
-        const std::string other = detail::subject_name(run, static_cast<long long>(k));
-        if (other != full && library_part(other) == lib) return detail::glob_escape(full);
+        const std::string other = a::subject_name(run, static_cast<long long>(k));
+        if (other != full && library_part(other) == lib) return glob_escape(full);
       }
     }
-    return detail::glob_escape(lib);
+    return glob_escape(lib);
   };
   json entries = json::array();
   std::set<std::pair<std::string, std::string>> seen;  // (case, scope)
   std::string recorded;  // the subjects as run, versions included, for the file's comment
   for (std::size_t k = 0; k < subjects.size(); ++k)
-    recorded += (recorded.empty() ? "" : "; ") + detail::subject_name(run, static_cast<long long>(k));
+    recorded += (recorded.empty() ? "" : "; ") + a::subject_name(run, static_cast<long long>(k));
   if (run.contains("results") && run["results"].is_array()) {
     for (const auto& r : run["results"]) {
-      std::string st = detail::status_of(r);
-      const json& old = detail::member(r, "baseline");
+      std::string st = a::status_of(r);
+      const json& old = a::member(r, "baseline");
       std::string expect;
       if (st == "xfail" && old.is_object()) {
-        expect = detail::text(old, "expect");
+        expect = a::text(old, "expect");
       } else if (st == "skip" && old.is_object()) {
         expect = "skip";
       } else if (st == "fail" || st == "warn" || st == "crash" || st == "timeout" ||
@@ -342,38 +350,38 @@ json make_baseline(const json& run, const Baseline* applied) {
         expect = st;
       }
       if (expect.empty()) continue;
-      std::string id = detail::text(r, "id");
+      std::string id = a::text(r, "id");
       // Pair cases are scoped by both ends (when.subject would match either end, and the
       // same case id repeats for every producer/consumer pair).
       json when = json::object();
-      const json& p = detail::member(r, "params");
-      if (detail::text(r, "role") == "pair" && !detail::text(p, "producer").empty() &&
-          !detail::text(p, "consumer").empty()) {
+      const json& p = a::member(r, "params");
+      if (a::text(r, "role") == "pair" && !a::text(p, "producer").empty() &&
+          !a::text(p, "consumer").empty()) {
         for (const char* end : {"producer", "consumer"}) {
           long long idx = -1;
           try {
-            idx = std::stoll(detail::text(p, end));
+            idx = std::stoll(a::text(p, end));
           } catch (...) {
           }
           when[end] = scope_name(idx);
         }
       } else {
-        when["subject"] = scope_name(detail::subject_index(run, r));
+        when["subject"] = scope_name(a::subject_index(run, r));
       }
       // The first result decides, as the first matching entry would.
       if (!seen.insert({id, when.dump()}).second) continue;
       json e = json::object();
-      e["case"] = detail::glob_escape(id);
+      e["case"] = glob_escape(id);
       e["expect"] = expect;
-      std::string reason = old.is_object() ? detail::text(old, "reason") : "";
+      std::string reason = old.is_object() ? a::text(old, "reason") : "";
       e["reason"] = reason.empty() ? std::string(k_written_reason) : reason;
-      if (old.is_object() && !detail::text(old, "issue").empty()) e["issue"] = old["issue"];
-      if (old.is_object() && !detail::text(old, "confirmed_by").empty()) e["confirmed_by"] = old["confirmed_by"];
+      if (old.is_object() && !a::text(old, "issue").empty()) e["issue"] = old["issue"];
+      if (old.is_object() && !a::text(old, "confirmed_by").empty()) e["confirmed_by"] = old["confirmed_by"];
       // The entry that matched, as written: keep its comment and its DLPack-version scope.
       if (old.is_object() && applied != nullptr) {
         for (const BaselineEntry& b : applied->entries) {
           if (!entry_matches(b, run, r)) continue;
-          if (b.case_glob == detail::text(old, "case")) {
+          if (b.case_glob == a::text(old, "case")) {
             if (b.raw.contains("comment")) e["comment"] = b.raw["comment"];
             if (b.has_dlpack_version) when["dlpack_version"] = b.dlpack_version_glob;
           }
@@ -382,7 +390,7 @@ json make_baseline(const json& run, const Baseline* applied) {
       }
       // A pair entry says which end the finding is charged to (both ends scope it).
       if (!e.contains("comment")) {
-        const std::string charge = detail::charge_text(run, r);
+        const std::string charge = charge_text(run, r);
         if (!charge.empty()) e["comment"] = charge;
       }
       e["when"] = std::move(when);
@@ -397,4 +405,4 @@ json make_baseline(const json& run, const Baseline* applied) {
   return doc;
 }
 
-}  // namespace dlpv::reports
+}  // namespace dlpv::verdict

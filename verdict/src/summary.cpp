@@ -3,27 +3,27 @@
 // saved record, so re-judging a record (new baseline, --strict) cannot leave stale counts.
 #include <fmt/format.h>
 
-#include "bench_parts.hpp"
-#include "common.hpp"
-#include "dlpack_validate/reports.hpp"
+#include "dlpack_validate/record_access.hpp"
+#include "dlpack_validate/verdict.hpp"
 #include "io.hpp"
 
-namespace dlpv::reports {
+namespace dlpv::verdict {
 
-using detail::json;
+using access::json;
+namespace a = access;
 
 void finalize_summary(json& run) {
-  const bool strict = detail::is_strict(run);
+  const bool strict = a::is_strict(run);
   json counts = json::object();
-  for (auto s : detail::k_statuses) counts[std::string(s)] = 0;
+  for (auto s : a::k_statuses) counts[std::string(s)] = 0;
 
   std::size_t total = 0, unexpected = 0;
   if (run.contains("results") && run["results"].is_array()) {
     for (const auto& r : run["results"]) {
-      std::string st = detail::status_of(r);
+      std::string st = a::status_of(r);
       counts[st] = counts[st].get<long long>() + 1;
       ++total;
-      if (detail::is_unexpected(st, strict)) ++unexpected;
+      if (a::is_unexpected(st, strict)) ++unexpected;
       // A baseline entry marked "strict": its case passing again fails the run (as --strict
       // makes every xpass do).
       else if (st == "xpass" && r.contains("baseline") && r["baseline"].is_object() &&
@@ -38,14 +38,13 @@ void finalize_summary(json& run) {
   }
   // A bench record: a route that could not be measured is unexpected; a regression against
   // --bench-baseline is a warning (unexpected only under strict).
-  unexpected += detail::bench_errors(run);
+  unexpected += a::bench_errors(run);
   // A worker that died or broke the protocol with no case in flight is the library's doing
   // (nothing of ours runs there): unexpected, though charged to no case.
-  const std::size_t incidents = detail::array_at(run, "incidents").size();
+  const std::size_t incidents = a::array_at(run, "incidents").size();
   unexpected += incidents;
-  std::size_t not_run = 0;
-  for (const auto& n : detail::not_run_lines(run)) not_run += n.count;
-  if (strict) unexpected += detail::bench_warnings(run);
+  const std::size_t not_run = a::not_run_count(run);
+  if (strict) unexpected += a::bench_warnings(run);
   json summary = json::object();
   summary["total"] = total;
   summary["counts"] = std::move(counts);
@@ -60,16 +59,16 @@ void finalize_summary(json& run) {
 json load_run(const std::string& path) {
   const std::string what = "run record";
   json run = detail::parse_json(what, path, detail::read_bytes(what, path));
-  if (!run.is_object() || detail::text(run, "schema") != "dlpack-validate/run") {
+  if (!run.is_object() || a::text(run, "schema") != "dlpack-validate/run") {
     throw BadInput(fmt::format(FMT_STRING("{} '{}': not a dlpack-validate run record "
                                           "(schema is not \"dlpack-validate/run\")"),
                                what, path));
   }
-  const json version = detail::member(run, "schema_version");
+  const json version = a::member(run, "schema_version");
   if (!version.is_number_integer() || version.get<long long>() != 1) {
     throw BadInput(fmt::format(FMT_STRING("{} '{}': unsupported schema_version {} "
                                           "(this build reads 1)"),
-                               what, path, detail::text_of(version)));
+                               what, path, a::text_of(version)));
   }
   for (const char* key : {"subjects", "results"}) {
     if (!run.contains(key) || !run[key].is_array()) {
@@ -80,4 +79,4 @@ json load_run(const std::string& path) {
   return run;
 }
 
-}  // namespace dlpv::reports
+}  // namespace dlpv::verdict

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace dlpv::reports::detail {
+namespace dlpv::verdict::detail {
 
 namespace {
 
@@ -67,4 +67,4 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-}  // namespace dlpv::reports::detail
+}  // namespace dlpv::verdict::detail

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace dlpv::reports::detail {
+namespace dlpv::verdict::detail {
 
 /// The whole file as bytes. Throws BadInput("<what> '<path>': cannot read (<reason>)").
 std::string read_bytes(const std::string& what, const std::string& path);
@@ -19,4 +19,4 @@ std::string read_bytes(const std::string& what, const std::string& path);
 nlohmann::ordered_json parse_json(const std::string& what, const std::string& path,
                                   const std::string& bytes);
 
-}  // namespace dlpv::reports::detail
+}  // namespace dlpv::verdict::detail

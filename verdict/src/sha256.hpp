@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-namespace dlpv::reports::detail {
+namespace dlpv::verdict::detail {
 
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace dlpv::reports::detail
+}  // namespace dlpv::verdict::detail

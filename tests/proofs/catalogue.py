@@ -100,7 +100,7 @@ def main():
         missing = sorted({p.split("=", 1)[1] for r in read(a.out).values() for p in r["proof"].split()} - listed)
         for m in missing:
             print(f"catalogue: a proof names the test {m}, which CTest does not have")
-        print(f"catalogue: every proof's test exists" if not missing else f"{len(missing)} missing")
+        print("catalogue: every proof's test exists" if not missing else f"{len(missing)} missing")
         return 1 if missing else 0
     if not a.validator or not a.python:
         ap.error("write and check need --validator and --python")

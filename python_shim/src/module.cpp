@@ -16,6 +16,8 @@
 #include <dlpack_validate/scripted_producer.hpp>
 #include <dlpack_validate/python_subject.hpp>
 
+#include "export_reader.hpp"
+
 #ifndef DLPV_CASE_UNITS
 #error "DLPV_CASE_UNITS (number of C-level case files) must be defined by the build"
 #endif
@@ -239,6 +241,13 @@ PYBIND11_MODULE(_dlpack_validate, m) {
   m.def("formats", &format_table, "the report formats (reports/include/dlpack_validate/reports.hpp), one dict each");
   m.def("options", &option_table, "the options table (app/include/dlpack_validate/options.hpp), one dict per option");
   m.def("worker", &worker, py::arg("specs"), "worker process main loop (internal)");
+  // The generic mode's read-back (adapters/generic.py, Export), through the harness's reader.
+  m.def("read_capsule", &python::read_capsule, py::arg("capsule"),
+        "an unconsumed DLPack capsule's facts (versioned, version, flags, device, dtype, shape, strides)");
+  m.def("capsule_elements", &python::capsule_elements, py::arg("capsule"),
+        "its elements, row-major compact bytes, read by the validator's inspector");
+  m.def("consume_capsule", &python::consume_capsule, py::arg("capsule"),
+        "consume it as a consumer must: renamed used_dltensor[_versioned], its deleter called once");
   m.def("keep_until_exit", &keep_until_exit, py::arg("capsule"),
         "consume a DLPack capsule and run its deleter after interpreter finalisation (DEL-07)");
   m.def("case_ids", [] {

@@ -13,9 +13,10 @@ generic mode"). It needs only a consumer entry point: ``PKG.from_dlpack``, else 
   ``contiguous`` counts only where the array's own export shows the source's strides.
 - Read-back: ``to_bytes`` is the validator's own inspector (``inspect_export``): it calls the
   array's ``__dlpack__`` (legacy first, then ``max_version=(1, 3)``), reads the DLTensor the
-  capsule holds with ctypes, copies the elements out by shape, strides and byte_offset into
-  row-major bytes, and consumes the capsule as a consumer must (renamed ``used_...``, deleter
-  called once).
+  capsule holds with the harness's tensor reader (``_dlpack_validate.read_capsule`` and
+  ``capsule_elements``: the one reader the cases use too), which copies the elements out by
+  shape, strides and byte_offset into row-major bytes, and consumes the capsule as a consumer
+  must (``consume_capsule``: renamed ``used_...``, deleter called once).
 - dtypes: those ``from_dlpack`` accepts, probed once per dtype; devices: the CPU only;
   ``is_writable``: None (nothing tells); name: the module's name; version: its ``__version__``,
   else its distribution's version.
@@ -26,7 +27,7 @@ import inspect
 import itertools
 import math
 
-from .._dlpack_validate import pattern_bytes
+from .._dlpack_validate import capsule_elements, consume_capsule, pattern_bytes, read_capsule
 
 # ---- DLPack structs (DLPack 1.x, the layouts of include/dlpack_validate/plugin.h) ----------
 
@@ -47,10 +48,8 @@ class DLManagedTensorVersioned(ctypes.Structure):
                 ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
 
 
-READ_ONLY, IS_COPIED, IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
+READ_ONLY, IS_COPIED = 1, 2
 KDLCPU = 1
-# Host-readable device types: kDLCPU, kDLCUDAHost, kDLROCMHost (pinned host memory).
-_HOST = {1, 3, 11}
 _OWN_VERSION = (1, 3)
 
 
@@ -61,18 +60,13 @@ def _py(name, restype, *argtypes):
     return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
 
 
-_capsule_name = _py("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_pointer = _py("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
-_capsule_set_name = _py("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_new = _py("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 # In a capsule destructor the capsule is dying: only its address is passed around.
 _dying_name = _py("PyCapsule_GetName", ctypes.c_void_p, ctypes.c_void_p)
 _dying_pointer = _py("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_DELETER = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)  # called with the GIL held: safe either way
 
 # Capsule names live as long as the process (PyCapsule_SetName keeps the pointer, not a copy).
-_NAMES = {n: ctypes.create_string_buffer(n) for n in
-          (b"dltensor", b"dltensor_versioned", b"used_dltensor", b"used_dltensor_versioned")}
+_NAMES = {n: ctypes.create_string_buffer(n) for n in (b"dltensor", b"dltensor_versioned")}
 
 
 def _addr(name):
@@ -86,10 +80,12 @@ def _describe(e):
 # ---- the inspector: reading an array through its own export ------------------------------
 
 class Export:
-    """One export of ``array`` (``array.__dlpack__()``, else with ``max_version=(1, 3)``), its
-    DLTensor readable as ``tensor`` until ``close()`` consumes the capsule: renamed
-    ``used_dltensor[_versioned]`` and its deleter called once. A versioned tensor of another
-    major is left unconsumed (its capsule's destructor frees it)."""
+    """One export of ``array`` (``array.__dlpack__()``, else with ``max_version=(1, 3)``), read by
+    the validator's own tensor reader (the harness's inspector, in the compiled module: the
+    struct read without trusting it, the elements gathered by shape, strides and byte_offset)
+    until ``close()`` consumes the capsule: renamed ``used_dltensor[_versioned]`` and its
+    deleter called once. A capsule that is not an unconsumed DLPack 1.x or legacy one whose
+    struct reads as a tensor is left unconsumed (its destructor frees it)."""
 
     def __init__(self, array):
         if not hasattr(array, "__dlpack__"):
@@ -106,42 +102,15 @@ class Export:
                     f"{_describe(first)} (and with max_version=(1, 3): {_describe(second)})") from None
         if type(cap).__name__ != "PyCapsule":
             raise NotImplementedError(f"__dlpack__() returned a {type(cap).__name__}, not a capsule")
-        name = _capsule_name(cap)
-        if name not in (b"dltensor", b"dltensor_versioned"):
-            raise NotImplementedError(f"__dlpack__() returned a capsule named {name!r}")
-        ptr = _capsule_pointer(cap, name)
-        if not ptr:
-            raise NotImplementedError(f"the {name.decode()} capsule holds NULL")
-        self.capsule, self.name, self.pointer = cap, name, ptr
-        self.versioned = name == b"dltensor_versioned"
-        if self.versioned:
-            m = DLManagedTensorVersioned.from_address(ptr)
-            if m.major != 1:
-                self.capsule = None  # not ours to read or consume: its destructor frees it
-                raise NotImplementedError(f"the export is stamped DLPack {m.major}.{m.minor}, not 1.x")
-            self.flags, self.version = m.flags, (m.major, m.minor)
-        else:
-            m = DLManagedTensor.from_address(ptr)
-            self.flags, self.version = 0, None
-        self.managed = m
-        self.tensor = t = m.dl_tensor
-        odd = _implausible(t)
-        if odd:
-            # Not a DLTensor of this kind: a struct under the other kind's name (a versioned
-            # one named 'dltensor'). Reading it, or calling what sits where the deleter would
-            # be, could crash: left to its capsule's destructor.
-            self.capsule = None
-            raise NotImplementedError(f"the {name.decode()} capsule's struct does not read as one ({odd}): a "
-                                      "capsule name that does not match its struct?")
+        facts = read_capsule(cap)  # NotImplementedError: not a tensor of ours to read or consume
+        self.capsule = cap
+        self.versioned, self.version, self.flags = facts["versioned"], facts["version"], facts["flags"]
+        self._facts = facts
 
     def close(self):
         cap, self.capsule = self.capsule, None
-        if cap is None:
-            return
-        used = b"used_dltensor_versioned" if self.versioned else b"used_dltensor"
-        _capsule_set_name(cap, _addr(used))
-        if self.managed.deleter:
-            _DELETER(self.managed.deleter)(self.pointer)
+        if cap is not None:
+            consume_capsule(cap)
 
     def __enter__(self):
         return self
@@ -151,61 +120,18 @@ class Export:
 
     # -- what the tensor says -------------------------------------------------------------
     def shape(self):
-        t = self.tensor
-        if t.ndim < 0 or t.ndim > 64 or (t.ndim and not t.shape):
-            raise ValueError(f"the exported tensor has ndim {t.ndim} and shape pointer {t.shape}")
-        return tuple(ctypes.cast(t.shape, ctypes.POINTER(ctypes.c_int64))[i] for i in range(t.ndim))
+        return self._facts["shape"]
 
     def strides(self):
         """Strides in elements; compact row-major ones when the pointer is NULL (legacy)."""
-        t, shape = self.tensor, self.shape()
-        if t.ndim and t.strides:
-            return tuple(ctypes.cast(t.strides, ctypes.POINTER(ctypes.c_int64))[i] for i in range(t.ndim))
-        return compact_strides(shape)
+        return self._facts["strides"]
 
     def dtype(self):
-        return (self.tensor.code, self.tensor.bits, self.tensor.lanes)
+        return self._facts["dtype"]
 
     def to_bytes(self):
         """The elements, row-major compact (sub-byte types packed little bit-endian)."""
-        t = self.tensor
-        shape, strides = self.shape(), self.strides()
-        if t.device_type not in _HOST:
-            raise NotImplementedError(f"the export is on device ({t.device_type}, {t.device_id}): the validator's "
-                                      "inspector reads host memory only")
-        if t.lanes != 1:
-            raise NotImplementedError(f"the export has {t.lanes} lanes per element")
-        if any(s < 0 for s in shape):
-            raise ValueError(f"the exported tensor has shape {shape}")
-        n = math.prod(shape)
-        if n == 0:
-            return b""
-        if not t.data:
-            raise ValueError(f"the exported tensor of {n} elements has data == NULL")
-        base = t.data + t.byte_offset
-        if t.bits % 8 == 0 and t.bits:
-            return gather(base, shape, strides, t.bits // 8)
-        if self.flags & IS_SUBBYTE_TYPE_PADDED:  # one element per byte: pack them as DLPack does
-            return pack_bits(gather(base, shape, strides, 1), t.bits)
-        if not is_compact(shape, strides):
-            raise NotImplementedError(f"a packed {t.bits}-bit export with strides {strides} (not compact)")
-        return ctypes.string_at(base, (n * t.bits + 7) // 8)
-
-
-_DEVICE_TYPES = {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}  # DLPack 1.3's DLDeviceType
-
-
-def _implausible(t):
-    """Why a DLTensor's fields cannot be a real tensor's, or ''."""
-    if not 0 <= t.ndim <= 64:
-        return f"ndim {t.ndim}"
-    if t.ndim and not t.shape:
-        return f"ndim {t.ndim} with a NULL shape"
-    if t.device_type not in _DEVICE_TYPES:
-        return f"device type {t.device_type}"
-    if t.lanes == 0 or t.bits == 0:
-        return f"dtype ({t.code}, {t.bits}, {t.lanes})"
-    return ""
+        return capsule_elements(self.capsule)
 
 
 def inspect_export(array):
@@ -222,45 +148,8 @@ def compact_strides(shape):
     return tuple(reversed(out))
 
 
-def is_compact(shape, strides):
-    return all(st == c for s, st, c in zip(shape, strides, compact_strides(shape)) if s > 1)
-
-
-def gather(base, shape, strides, itemsize):
-    """Copy the elements at ``base + sum(i_k * strides_k) * itemsize`` out in row-major order:
-    only the elements' own bytes are read (a tensor whose strides overstate it is not read past)."""
-    n = math.prod(shape)
-    if is_compact(shape, strides):
-        return ctypes.string_at(base, n * itemsize)
-    if not shape:
-        return ctypes.string_at(base, itemsize)
-    out = bytearray(n * itemsize)
-    inner, step = shape[-1], strides[-1]
-    row = inner * itemsize
-    pos = 0
-    for idx in itertools.product(*(range(s) for s in shape[:-1])):
-        at = base + sum(i * st for i, st in zip(idx, strides)) * itemsize
-        if step == 1:
-            out[pos:pos + row] = ctypes.string_at(at, row)
-        else:
-            for j in range(inner):
-                out[pos + j * itemsize:pos + (j + 1) * itemsize] = ctypes.string_at(at + j * step * itemsize, itemsize)
-        pos += row
-    return bytes(out)
-
-
-def pack_bits(values, bits):
-    """One element per byte -> packed, element i in bits [i*bits, (i+1)*bits)."""
-    out = bytearray((len(values) * bits + 7) // 8)
-    for i, v in enumerate(values):
-        for b in range(bits):
-            if (v >> b) & 1:
-                bit = i * bits + b
-                out[bit // 8] |= 1 << (bit % 8)
-    return bytes(out)
-
-
 # ---- a producer of its own: a malloc'd tensor behind a capsule ---------------------------
+
 
 def _libc():
     import ctypes.util
@@ -514,7 +403,7 @@ class Adapter:
                "bfloat16, float8/6/4)" if self._np else "the validator's own ctypes producer (NumPy is not importable)")
         notes = [
             f"{how}: arrays are made by {self.where} from {src} and read back by the validator's own inspector "
-            f"(the array's own __dlpack__, its DLTensor read with ctypes)",
+            f"(the array's own __dlpack__, its DLTensor read by the validator's tensor reader)",
             "an adapter (docs/adapters.md) would add: arrays the library allocates itself (here every array is "
             "its import of a validator-made one, often a view of it), so exports of its own memory and its own "
             "layouts; layouts its from_dlpack does not keep; read-only arrays (make(read_only=True)) and "

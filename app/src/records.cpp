@@ -102,14 +102,14 @@ void remap_result(ordered_json& r, const std::vector<int>& to) {
 
 }  // namespace
 
-int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
-  if (inputs.empty()) throw BadInput{"report merge: no record given (report merge A.json B.json ... -o OUT.json)"};
-  std::vector<ordered_json> records;
-  for (const std::string& path : inputs) {
-    records.push_back(load_or_bad_input(path));
-    if (records.back().contains("bench")) throw BadInput{fmt::format("report merge: '{}' is a bench record", path)};
-  }
-  ordered_json out = records.front();
+namespace {
+
+/// A merge of records, one input at a time (run_merge): subjects matched by library and
+/// renumbered, results by their slot (the first kept, a different verdict a conflict), and the
+/// rest of each record (incidents, cases not run, requirements, flags, the baseline report).
+struct Merge {
+  explicit Merge(const std::vector<std::string>& in) : inputs(in) {}
+  const std::vector<std::string>& inputs;
   ordered_json subjects = ordered_json::array();
   std::map<std::string, int> subject_index;
   std::map<Slot, std::pair<size_t, ordered_json>> results;  // slot (merged indexes) -> (input, result)
@@ -125,8 +125,8 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
   std::set<std::string> xpass;
   ordered_json baseline_report = nullptr;
 
-  for (size_t k = 0; k < records.size(); ++k) {
-    const ordered_json& rec = records[k];
+  /// Input k's subjects among the merged ones; returns where each of its indexes goes.
+  std::vector<int> add_subjects(const ordered_json& rec, size_t k) {
     std::vector<int> to;
     const std::vector<std::string> keys = subject_keys(rec["subjects"]);
     for (size_t j = 0; j < keys.size(); ++j) {
@@ -144,6 +144,12 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
       }
       to.push_back(it->second);
     }
+    return to;
+  }
+
+  /// Input k's results, renumbered; a slot already held keeps the first, a different verdict
+  /// there is a conflict.
+  void add_results(const ordered_json& rec, size_t k, const std::vector<int>& to) {
     for (ordered_json r : rec["results"]) {
       if (!r.is_object()) throw BadInput{fmt::format("report merge: '{}': a result is not an object", inputs[k])};
       remap_result(r, to);
@@ -163,6 +169,10 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
                                                    text_at(it->second.second, "status"), text_at(it->second.second, "message"),
                                                    inputs[k], text_at(r, "status"), text_at(r, "message"))}});
     }
+  }
+
+  /// Input k's incidents, cases not run, requirements, flags, times and baseline report.
+  void add_rest(const ordered_json& rec, const std::vector<int>& to) {
     auto remap_subject = [&](ordered_json& j) {
       const int i = index_at(j, "subject");
       j["subject"] = i >= 0 && static_cast<size_t>(i) < to.size() ? ordered_json(to[static_cast<size_t>(i)]) : ordered_json();
@@ -201,66 +211,87 @@ int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
     }
   }
 
-  out["complete"] = complete;
-  out["deterministic"] = deterministic;
-  out["command_line"] = cfg.command_line;
-  // The parts' program, where every part names the same one (shards of one run, the pytest
-  // plugin's chunks): the reports' "run one case again" commands start with it. Parts run by
-  // different programs leave it out: no one of them re-runs every case.
-  bool one_program = true;
-  for (const ordered_json& rec : records)
-    one_program = one_program && rec.value("invocation", ordered_json()) == records.front().value("invocation", ordered_json());
-  if (!one_program || !records.front().contains("invocation")) out.erase("invocation");
-  out["started_at"] = deterministic || started.empty() ? ordered_json() : ordered_json(started);
-  out["duration_s"] = deterministic ? 0.0 : duration;
-  if (out.contains("options") && out["options"].is_object()) out["options"].erase("shard");
-  out["subjects"] = subjects;
-  ordered_json reqs = ordered_json::object();
-  for (const auto& [id, q] : requirements) reqs[id] = q;
-  out["requirements"] = reqs;
-  // The pair matrix counts the kept pair results (summing the inputs' matrices would count a
-  // pair found in two records twice).
-  std::map<std::pair<int, int>, std::map<std::string, long long>> cells;
-  for (const auto& [slot, entry] : results)
-    if (std::get<2>(slot) >= 0) ++cells[{std::get<0>(slot), std::get<2>(slot)}][text_at(entry.second, "status")];
-  ordered_json matrix = ordered_json::array();
-  for (const auto& [key, counts] : cells) {
-    ordered_json c = ordered_json::object();
-    for (const auto& [st, n] : counts) c[st] = n;
-    matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
+  /// The merged record's fields, over `out` (a copy of the first input).
+  void write(ordered_json& out, const AppConfig& cfg, const std::vector<ordered_json>& records) {
+    out["complete"] = complete;
+    out["deterministic"] = deterministic;
+    out["command_line"] = cfg.command_line;
+    // The parts' program, where every part names the same one (shards of one run, the pytest
+    // plugin's chunks): the reports' "run one case again" commands start with it. Parts run by
+    // different programs leave it out: no one of them re-runs every case.
+    bool one_program = true;
+    for (const ordered_json& rec : records)
+      one_program = one_program && rec.value("invocation", ordered_json()) == records.front().value("invocation", ordered_json());
+    if (!one_program || !records.front().contains("invocation")) out.erase("invocation");
+    out["started_at"] = deterministic || started.empty() ? ordered_json() : ordered_json(started);
+    out["duration_s"] = deterministic ? 0.0 : duration;
+    if (out.contains("options") && out["options"].is_object()) out["options"].erase("shard");
+    out["subjects"] = subjects;
+    ordered_json reqs = ordered_json::object();
+    for (const auto& [id, q] : requirements) reqs[id] = q;
+    out["requirements"] = reqs;
+    // The pair matrix counts the kept pair results (summing the inputs' matrices would count a
+    // pair found in two records twice).
+    std::map<std::pair<int, int>, std::map<std::string, long long>> cells;
+    for (const auto& [slot, entry] : results)
+      if (std::get<2>(slot) >= 0) ++cells[{std::get<0>(slot), std::get<2>(slot)}][text_at(entry.second, "status")];
+    ordered_json matrix = ordered_json::array();
+    for (const auto& [key, counts] : cells) {
+      ordered_json c = ordered_json::object();
+      for (const auto& [st, n] : counts) c[st] = n;
+      matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
+    }
+    out["pair_matrix"] = matrix;
+    ordered_json rs = ordered_json::array();
+    for (auto& [slot, entry] : results) rs.push_back(std::move(entry.second));
+    out["results"] = rs;
+    out["incidents"] = incidents;
+    out["not_run"] = not_run;
+    if (out.contains("supervisor"))
+      out["supervisor"] = {{"workers_started", nullptr}, {"spares_unused", nullptr}, {"load_wait_s", nullptr},
+                           {"max_rss_kib", nullptr}, {"jobs", nullptr}, {"lanes", nullptr}, {"lanes_why", ""},
+                           {"confirmations", nullptr}, {"hangs_known", nullptr}};
+    if (!baseline_report.is_null()) {
+      baseline_report["stale"] = stale ? *stale : ordered_json::array();
+      ordered_json xs = ordered_json::array();
+      for (const std::string& x : xpass) xs.push_back(x);
+      baseline_report["xpass"] = xs;
+    }
+    out["baseline_report"] = baseline_report;
+    ordered_json from = ordered_json::array();
+    for (size_t k = 0; k < inputs.size(); ++k)
+      from.push_back({{"path", inputs[k]}, {"results", records[k]["results"].size()},
+                      {"shard", records[k].contains("options") && records[k]["options"].is_object()
+                                    ? records[k]["options"].value("shard", ordered_json())
+                                    : ordered_json()}});
+    out["merge"] = {{"inputs", from}, {"duplicates", duplicates}, {"conflicts", conflicts}};
   }
-  out["pair_matrix"] = matrix;
-  ordered_json rs = ordered_json::array();
-  for (auto& [slot, entry] : results) rs.push_back(std::move(entry.second));
-  out["results"] = rs;
-  out["incidents"] = incidents;
-  out["not_run"] = not_run;
-  if (out.contains("supervisor"))
-    out["supervisor"] = {{"workers_started", nullptr}, {"spares_unused", nullptr}, {"load_wait_s", nullptr},
-                         {"max_rss_kib", nullptr}, {"jobs", nullptr}, {"lanes", nullptr}, {"lanes_why", ""},
-                         {"confirmations", nullptr}, {"hangs_known", nullptr}};
-  if (!baseline_report.is_null()) {
-    baseline_report["stale"] = stale ? *stale : ordered_json::array();
-    ordered_json xs = ordered_json::array();
-    for (const std::string& x : xpass) xs.push_back(x);
-    baseline_report["xpass"] = xs;
-  }
-  out["baseline_report"] = baseline_report;
-  ordered_json from = ordered_json::array();
-  for (size_t k = 0; k < inputs.size(); ++k)
-    from.push_back({{"path", inputs[k]}, {"results", records[k]["results"].size()},
-                    {"shard", records[k].contains("options") && records[k]["options"].is_object()
-                                  ? records[k]["options"].value("shard", ordered_json())
-                                  : ordered_json()}});
-  out["merge"] = {{"inputs", from}, {"duplicates", duplicates}, {"conflicts", conflicts}};
-  verdict::finalize_summary(out);
+};
 
-  for (const ordered_json& c : conflicts)
+}  // namespace
+
+int run_merge(const AppConfig& cfg, const std::vector<std::string>& inputs) {
+  if (inputs.empty()) throw BadInput{"report merge: no record given (report merge A.json B.json ... -o OUT.json)"};
+  std::vector<ordered_json> records;
+  for (const std::string& path : inputs) {
+    records.push_back(load_or_bad_input(path));
+    if (records.back().contains("bench")) throw BadInput{fmt::format("report merge: '{}' is a bench record", path)};
+  }
+  Merge m(inputs);
+  for (size_t k = 0; k < records.size(); ++k) {
+    const std::vector<int> to = m.add_subjects(records[k], k);
+    m.add_results(records[k], k, to);
+    m.add_rest(records[k], to);
+  }
+  ordered_json out = records.front();
+  m.write(out, cfg, records);
+  verdict::finalize_summary(out);
+  for (const ordered_json& c : m.conflicts)
     std::fprintf(stderr, "report merge: conflict: %s\n", text_at(c, "message").c_str());
   std::fprintf(stderr, "report merge: %zu records, %zu subjects, %zu results (%zu duplicates, %zu conflicts)\n",
-               records.size(), subjects.size(), out["results"].size(), duplicates, conflicts.size());
+               records.size(), m.subjects.size(), out["results"].size(), m.duplicates, m.conflicts.size());
   const int rc = finish_record(out, cfg);
-  return conflicts.empty() ? rc : 1;
+  return m.conflicts.empty() ? rc : 1;
 }
 
 namespace {

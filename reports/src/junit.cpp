@@ -295,45 +295,54 @@ std::string bench_suite(const json& run, bool strict, Counts& c) {
   return head + "    </properties>\n" + cases;
 }
 
-}  // namespace
+/// Adds a suite's counts to the run's.
+void add(Counts& total, const Counts& c, bool with_time) {
+  total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
+  total.skipped += c.skipped;
+  if (with_time) total.time += c.time;
+}
 
-void write_junit(const json& record, std::ostream& out) {
-  json storage;
-  const json& run = detail::with_summary(record, storage);
-  const bool strict = detail::is_strict(run);
-  static const json no_subjects = json::array();
-  const json& subjects = run.contains("subjects") && run["subjects"].is_array()
-                             ? run["subjects"] : no_subjects;
-  // One suite per subject (its own cases), then one per ordered pair that ran pair cases
-  // (named "pair P -> C"; a finding's message says which end it is charged to), then results
-  // without a valid subject. A pair testcase keeps its suite whatever its status, so CI
-  // history follows it; no library's suite counts another library's findings.
-  using Key = std::tuple<int, long long, long long>;  // (0 subject | 1 pair | 2 none, a, b)
-  std::map<Key, std::vector<const json*>> buckets;
-  if (run.contains("results") && run["results"].is_array()) {
-    for (const auto& r : run["results"]) {
-      const long long idx = detail::subject_index(run, r);
-      const json& p = detail::member(r, "params");
-      auto end = [&](const char* k) {
-        return detail::subject_index_of(run, detail::member(p, k));
-      };
-      if (detail::text(r, "role") == "pair" && end("producer") >= 0 && end("consumer") >= 0)
-        buckets[Key{1, end("producer"), end("consumer")}].push_back(&r);
-      else if (idx >= 0)
-        buckets[Key{0, idx, 0}].push_back(&r);
-      else
-        buckets[Key{2, 0, 0}].push_back(&r);
-    }
+/// Where the suites of a record are written: the run's start and host (on every suite).
+struct SuiteFrame {
+  std::string timestamp, hostname;
+
+  /// A <testsuite> with its counts, its time and the run's start and host, around `body`.
+  std::string suite(const std::string& name, const Counts& c, const std::string& time, const std::string& body) const {
+    std::string out = "  <testsuite" + attr("name", name) + counts_attrs(c) + attr("time", time);
+    if (!timestamp.empty()) out += attr("timestamp", timestamp);
+    if (!hostname.empty()) out += attr("hostname", hostname);
+    return out + ">\n" + body + "  </testsuite>\n";
   }
-  for (std::size_t i = 0; i < subjects.size(); ++i) buckets[Key{0, static_cast<long long>(i), 0}];
-  std::string timestamp = detail::text(run, "started_at");
-  std::string hostname =
-      run.contains("environment") ? detail::text(run["environment"], "hostname") : "";
+};
 
-  Counts total;
+// One suite per subject (its own cases), then one per ordered pair that ran pair cases (named
+// "pair P -> C"; a finding's message says which end it is charged to), then results without a
+// valid subject. A pair testcase keeps its suite whatever its status, so CI history follows it;
+// no library's suite counts another library's findings.
+using Key = std::tuple<int, long long, long long>;  // (0 subject | 1 pair | 2 none, a, b)
+
+std::map<Key, std::vector<const json*>> buckets_of(const json& run, std::size_t n_subjects) {
+  std::map<Key, std::vector<const json*>> buckets;
+  for (const auto& r : detail::array_at(run, "results")) {
+    const long long idx = detail::subject_index(run, r);
+    const json& p = detail::member(r, "params");
+    auto end = [&](const char* k) { return detail::subject_index_of(run, detail::member(p, k)); };
+    if (detail::text(r, "role") == "pair" && end("producer") >= 0 && end("consumer") >= 0)
+      buckets[Key{1, end("producer"), end("consumer")}].push_back(&r);
+    else if (idx >= 0)
+      buckets[Key{0, idx, 0}].push_back(&r);
+    else
+      buckets[Key{2, 0, 0}].push_back(&r);
+  }
+  for (std::size_t i = 0; i < n_subjects; ++i) buckets[Key{0, static_cast<long long>(i), 0}];
+  return buckets;
+}
+
+/// The subjects', pairs' and subjectless results' suites.
+std::string result_suites(const json& run, const json& subjects, bool strict, const SuiteFrame& frame, Counts& total) {
   std::string suites;
   std::set<std::string> used_suite_ids;
-  for (const auto& [key, bucket] : buckets) {
+  for (const auto& [key, bucket] : buckets_of(run, subjects.size())) {
     const auto& [kind, a, b] = key;
     std::string name, suite_id, props;
     if (kind == 0) {
@@ -354,116 +363,117 @@ void write_junit(const json& record, std::ostream& out) {
     // Two subjects can share a name (same library, two builds); keep classnames distinct.
     if (!used_suite_ids.insert(suite_id).second)
       suite_id += kind == 1 ? fmt::format(FMT_STRING("_{}_{}"), a, b) : fmt::format(FMT_STRING("_{}"), a);
-
     Counts c;
     std::string cases;
     std::set<std::string> used_names;
     for (const json* r : bucket) cases += testcase(run, *r, suite_id, strict, c, used_names);
-    suites += "  <testsuite" + attr("name", name) + counts_attrs(c) +
-              attr("time", detail::seconds3(json(c.time)));
-    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
-    if (!hostname.empty()) suites += attr("hostname", hostname);
-    suites += ">\n" + props + cases + "  </testsuite>\n";
-    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
-    total.skipped += c.skipped, total.time += c.time;
+    suites += frame.suite(name, c, detail::seconds3(json(c.time)), props + cases);
+    add(total, c, true);
   }
+  return suites;
+}
 
-  // Incidents (errors outside every case's verdict) and cases never run (one skipped testcase each).
+/// Incidents (errors outside every case's verdict) and cases never run (one skipped testcase
+/// each), in a "supervisor" suite; "" when there are none.
+std::string supervisor_suite(const json& run, const SuiteFrame& frame, Counts& total) {
   const auto groups = detail::incident_groups(run);
   const auto not_run = detail::not_run_lines(run);
-  if (!groups.empty() || !not_run.empty()) {
-    Counts c;
-    std::string body;
-    std::size_t k = 0;
-    for (const auto& g : groups) {
-      ++c.tests, ++c.errors;
-      const std::string msg = fmt::format(FMT_STRING("{} x {}"), g.count, g.message);
-      body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
-              attr("name", fmt::format(FMT_STRING("incident {} ({})"), ++k, g.kind)) + attr("time", "0.000") + ">\n" +
-              "      <error" + attr("type", "incident") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
-              detail::xml_text(msg + (g.next_case.empty() ? "" : "\nfirst before " + g.next_case)) + "</error>\n";
-      if (!g.output_tail.empty())
-        body += "      <system-out>" + detail::xml_text(detail::bounded_tail(g.output_tail, k_output_limit)) + "</system-out>\n";
-      body += "    </testcase>\n";
-    }
-    k = 0;
-    for (const auto& n : not_run) {
-      ++c.tests, ++c.skipped;
-      const std::string msg = fmt::format(FMT_STRING("{} cases not run: {}"), n.count, n.reason);
-      body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
-              attr("name", fmt::format(FMT_STRING("not run {}"), ++k)) + attr("time", "0.000") + ">\n" +
-              "      <skipped" + attr("type", "not-run") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
-              detail::xml_text(msg + (n.sample.empty() ? "" : "\ne.g. " + n.sample)) + "</skipped>\n    </testcase>\n";
-    }
-    suites += "  <testsuite" + attr("name", "dlpack-validate supervisor") + counts_attrs(c) + attr("time", "0.000");
-    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
-    if (!hostname.empty()) suites += attr("hostname", hostname);
-    suites += ">\n" + body + "  </testsuite>\n";
-    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
-    total.skipped += c.skipped;
+  if (groups.empty() && not_run.empty()) return "";
+  Counts c;
+  std::string body;
+  std::size_t k = 0;
+  for (const auto& g : groups) {
+    ++c.tests, ++c.errors;
+    const std::string msg = fmt::format(FMT_STRING("{} x {}"), g.count, g.message);
+    body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
+            attr("name", fmt::format(FMT_STRING("incident {} ({})"), ++k, g.kind)) + attr("time", "0.000") + ">\n" +
+            "      <error" + attr("type", "incident") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
+            detail::xml_text(msg + (g.next_case.empty() ? "" : "\nfirst before " + g.next_case)) + "</error>\n";
+    if (!g.output_tail.empty())
+      body += "      <system-out>" + detail::xml_text(detail::bounded_tail(g.output_tail, k_output_limit)) + "</system-out>\n";
+    body += "    </testcase>\n";
   }
-
-  // Stale baseline entries (matched no result): one testcase each in a "baseline" suite, so
-  // CI dashboards list them by name. They fail the run only under --strict: a <failure>
-  // then, else a <skipped> carrying the same text (GitLab and Jenkins show a skipped case's
-  // message; a plain passing case would hide it).
-  const json& stale = detail::array_at(detail::member(run, "baseline_report"), "stale");
-  if (!stale.empty()) {
-    Counts c;
-    std::string body;
-    std::set<std::string> used;
-    const std::string path = detail::text(detail::member(run, "baseline_report"), "path");
-    for (const auto& e : stale) {
-      std::string when;
-      for (const auto& item : detail::member(e, "when").items())
-        when += fmt::format(FMT_STRING("{}{}={}"), when.empty() ? "" : ", ", item.key(), detail::text_of(item.value()));
-      std::string name = "stale: " + detail::text(e, "case") + (when.empty() ? "" : " [" + when + "]");
-      const std::string base = name;
-      for (int k = 2; !used.insert(name).second; ++k) name = fmt::format(FMT_STRING("{} #{}"), base, k);
-      ++c.tests;
-      const std::string msg = fmt::format(
-          FMT_STRING("stale baseline entry: expects {} for {}{} but matched no result{}"), detail::text(e, "expect"),
-          detail::text(e, "case"), when.empty() ? "" : " (" + when + ")",
-          strict ? "" : " (fails the run only with --strict)");
-      std::string text = msg + "\nreason: " + detail::text(e, "reason") + "\n";
-      if (!detail::text(e, "issue").empty()) text += "issue: " + detail::text(e, "issue") + "\n";
-      text += "baseline: " + path + "\nremove or narrow the entry: the problem it records is gone, or it never matched\n";
-      const char* tag = strict ? "failure" : "skipped";
-      (strict ? c.failures : c.skipped) += 1;
-      body += "    <testcase" + attr("classname", "dlpack-validate.baseline.stale") + attr("name", name) +
-              attr("time", "0.000") + ">\n      <" + tag + attr("type", "stale-baseline-entry") +
-              attr("message", detail::one_line(msg, k_message_limit)) + ">" + detail::xml_text(text) + "</" + tag +
-              ">\n    </testcase>\n";
-    }
-    const json& br = detail::member(run, "baseline_report");
-    suites += "  <testsuite" + attr("name", "dlpack-validate baseline") + counts_attrs(c) + attr("time", "0.000");
-    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
-    if (!hostname.empty()) suites += attr("hostname", hostname);
-    suites += ">\n    <properties>\n" + property("baseline", path) + property("baseline.sha256", detail::text(br, "sha256")) +
-              property("strict", strict ? "true" : "false") + "    </properties>\n" + body + "  </testsuite>\n";
-    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
-    total.skipped += c.skipped;
+  k = 0;
+  for (const auto& n : not_run) {
+    ++c.tests, ++c.skipped;
+    const std::string msg = fmt::format(FMT_STRING("{} cases not run: {}"), n.count, n.reason);
+    body += "    <testcase" + attr("classname", "dlpack_validate.supervisor") +
+            attr("name", fmt::format(FMT_STRING("not run {}"), ++k)) + attr("time", "0.000") + ">\n" +
+            "      <skipped" + attr("type", "not-run") + attr("message", detail::one_line(msg, k_message_limit)) + ">" +
+            detail::xml_text(msg + (n.sample.empty() ? "" : "\ne.g. " + n.sample)) + "</skipped>\n    </testcase>\n";
   }
+  add(total, c, false);
+  return frame.suite("dlpack-validate supervisor", c, "0.000", body);
+}
 
+/// Stale baseline entries (matched no result): one testcase each in a "baseline" suite, so CI
+/// dashboards list them by name; "" when there are none. They fail the run only under
+/// --strict: a <failure> then, else a <skipped> carrying the same text (GitLab and Jenkins show
+/// a skipped case's message; a plain passing case would hide it).
+std::string stale_suite(const json& run, bool strict, const SuiteFrame& frame, Counts& total) {
+  const json& br = detail::member(run, "baseline_report");
+  const json& stale = detail::array_at(br, "stale");
+  if (stale.empty()) return "";
+  Counts c;
+  std::string body;
+  std::set<std::string> used;
+  const std::string path = detail::text(br, "path");
+  for (const auto& e : stale) {
+    std::string when;
+    for (const auto& item : detail::member(e, "when").items())
+      when += fmt::format(FMT_STRING("{}{}={}"), when.empty() ? "" : ", ", item.key(), detail::text_of(item.value()));
+    std::string name = "stale: " + detail::text(e, "case") + (when.empty() ? "" : " [" + when + "]");
+    const std::string base = name;
+    for (int k = 2; !used.insert(name).second; ++k) name = fmt::format(FMT_STRING("{} #{}"), base, k);
+    ++c.tests;
+    const std::string msg = fmt::format(
+        FMT_STRING("stale baseline entry: expects {} for {}{} but matched no result{}"), detail::text(e, "expect"),
+        detail::text(e, "case"), when.empty() ? "" : " (" + when + ")",
+        strict ? "" : " (fails the run only with --strict)");
+    std::string text = msg + "\nreason: " + detail::text(e, "reason") + "\n";
+    if (!detail::text(e, "issue").empty()) text += "issue: " + detail::text(e, "issue") + "\n";
+    text += "baseline: " + path + "\nremove or narrow the entry: the problem it records is gone, or it never matched\n";
+    const char* tag = strict ? "failure" : "skipped";
+    (strict ? c.failures : c.skipped) += 1;
+    body += "    <testcase" + attr("classname", "dlpack-validate.baseline.stale") + attr("name", name) +
+            attr("time", "0.000") + ">\n      <" + tag + attr("type", "stale-baseline-entry") +
+            attr("message", detail::one_line(msg, k_message_limit)) + ">" + detail::xml_text(text) + "</" + tag +
+            ">\n    </testcase>\n";
+  }
+  add(total, c, false);
+  return frame.suite("dlpack-validate baseline", c, "0.000",
+                     "    <properties>\n" + property("baseline", path) +
+                         property("baseline.sha256", detail::text(br, "sha256")) +
+                         property("strict", strict ? "true" : "false") + "    </properties>\n" + body);
+}
+
+}  // namespace
+
+void write_junit(const json& record, std::ostream& out) {
+  json storage;
+  const json& run = detail::with_summary(record, storage);
+  const bool strict = detail::is_strict(run);
+  static const json no_subjects = json::array();
+  const json& subjects = run.contains("subjects") && run["subjects"].is_array() ? run["subjects"] : no_subjects;
+  const SuiteFrame frame{detail::text(run, "started_at"),
+                         run.contains("environment") ? detail::text(run["environment"], "hostname") : ""};
+  Counts total;
+  std::string suites = result_suites(run, subjects, strict, frame, total);
+  suites += supervisor_suite(run, frame, total);
+  suites += stale_suite(run, strict, frame, total);
   if (detail::bench_of(run).is_object()) {
     Counts c;
-    std::string body = bench_suite(run, strict, c);
-    suites += "  <testsuite" + attr("name", "dlpack-validate bench") + counts_attrs(c) +
-              attr("time", detail::seconds3(json(c.time)));
-    if (!timestamp.empty()) suites += attr("timestamp", timestamp);
-    if (!hostname.empty()) suites += attr("hostname", hostname);
-    suites += ">\n" + body + "  </testsuite>\n";
-    total.tests += c.tests, total.failures += c.failures, total.errors += c.errors;
-    total.skipped += c.skipped, total.time += c.time;
+    const std::string body = bench_suite(run, strict, c);
+    suites += frame.suite("dlpack-validate bench", c, detail::seconds3(json(c.time)), body);
+    add(total, c, true);
   }
-
   const json duration = detail::member(run, "duration_s");
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<testsuites" << attr("name", "dlpack-validate") << counts_attrs(total)
       // Deterministic records carry duration 0; the sum of the cases is then the best figure.
       << attr("time", detail::seconds3(duration.is_number() && duration.get<double>() > 0
                                            ? duration : json(total.time)));
-  if (!timestamp.empty()) out << attr("timestamp", timestamp);
+  if (!frame.timestamp.empty()) out << attr("timestamp", frame.timestamp);
   out << ">\n" << suites << "</testsuites>\n";
 }
 

@@ -321,8 +321,12 @@ std::string reason_kind(const std::string& message) {
 
 std::string terminal_text(std::string_view s, bool one_line) { return detail::terminal_text(s, one_line); }
 
-std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
-  std::string out;
+namespace {
+
+using Record = nlohmann::ordered_json;
+
+/// The run's first lines: the tool, the run's size and settings, warnings.
+void head_lines(const Record& rec, std::string& out) {
   const auto& subjects = rec["subjects"];
   const auto& results = rec["results"];
   const auto& opt = rec["options"];
@@ -334,9 +338,13 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
       rec["environment"]["cuda"].value("emulated", false))
     out += "NOTE: CUDA results come from an emulated driver (" + rec["environment"]["cuda"].value("detail", "") +
            "), not from a GPU\n";
+}
 
-  // Counts per library: its own results and the pair results charged to it; pair results
-  // charged to neither side are counted once, on the "pairs" line.
+/// Counts per library: its own results and the pair results charged to it; pair results
+/// charged to neither side are counted once, on the "pairs" line.
+void library_lines(const Record& rec, std::string& out) {
+  const auto& subjects = rec["subjects"];
+  const auto& results = rec["results"];
   std::map<long long, std::map<std::string, int>> charged_counts, pair_findings;
   std::map<std::string, int> unowned_pairs;
   std::size_t npairs = 0;
@@ -386,8 +394,11 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
       if (unowned_pairs[st]) out += fmt::format("{} {}  ", st, unowned_pairs[st]);
     out += "\n";
   }
+}
 
-  triage(rec, out);
+/// The next steps, incidents (deaths and protocol breaks with no case in flight, a library's
+/// writes into the event pipe) grouped by message, and the cases never run.
+void step_and_incident_lines(const Record& rec, std::string& out) {
   const auto steps = detail::next_steps(rec);
   if (!steps.empty()) out += "\nnext steps:\n";
   for (const auto& step : steps) out += "  - " + step + "\n";
@@ -404,8 +415,12 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     out += fmt::format("\nNOT RUN {} case{}: {}\n", n.count, n.count == 1 ? "" : "s", one_line(n.reason));
     if (!n.sample.empty()) out += "               e.g. " + n.sample + "\n";
   }
-  // Skips and expected failures: one line per kind of reason, with the libraries it came
-  // from and one full example; every distinct reason when verbose.
+}
+
+/// Skips and expected failures: one line per kind of reason, with the libraries it came from
+/// and one full example; every distinct reason when verbose.
+void skip_lines(const Record& rec, bool verbose, std::string& out) {
+  const auto& results = rec["results"];
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::ordered_json*>> groups;
   for (const auto& r : results) {
     const std::string st = r.value("status", "error");
@@ -435,7 +450,12 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     for (const auto& [who, n] : by_library) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", who, n);
     out += "               from: " + one_line(list, 400) + "\n";
   }
-  // Baseline entries that matched no result: the known problem is gone (or the entry is mistyped).
+}
+
+/// Baseline entries that matched no result (the known problem is gone, or the entry is
+/// mistyped), and entries about libraries this run did not load (listed so that a mistyped
+/// library name in a `when` is seen, never counted).
+void baseline_lines(const Record& rec, std::string& out) {
   const auto& stale = detail::array_at(detail::member(rec, "baseline_report"), "stale");
   if (!stale.empty())
     out += fmt::format("\nstale baseline entries ({}; they matched no result{}):\n", stale.size(),
@@ -460,7 +480,10 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
     out += fmt::format("\nbaseline entries about libraries this run did not load ({}, not applicable): {}{}\n",
                        elsewhere.size(), one_line(names, 300), elsewhere.size() > 3 ? ", ..." : "");
   }
-  // Where results other than pass were listed by requirement (triage), how to read an id in full.
+}
+
+/// How to read an id in full (where results other than pass were listed), then the verdict.
+void verdict_lines(const Record& rec, std::string& out) {
   const auto& listed = detail::array_at(rec, "results");
   if (std::any_of(listed.begin(), listed.end(), [](const nlohmann::ordered_json& r) {
         const std::string st = detail::status_of(r);
@@ -479,6 +502,19 @@ std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
                      sum.value("unexpected", 0),
                      rec["duration_s"].is_number() && rec.value("duration_s", 0.0) > 0
                          ? fmt::format(" in {:.2f} s", rec.value("duration_s", 0.0)) : "");
+}
+
+}  // namespace
+
+std::string text_summary(const nlohmann::ordered_json& rec, bool verbose) {
+  std::string out;
+  head_lines(rec, out);
+  library_lines(rec, out);
+  triage(rec, out);
+  step_and_incident_lines(rec, out);
+  skip_lines(rec, verbose, out);
+  baseline_lines(rec, out);
+  verdict_lines(rec, out);
   // Every line already holds library text through one_line; the whole is made terminal-safe
   // once more for what reaches it otherwise (names, paths, ids): an idempotent pass.
   return terminal_text(out, false);

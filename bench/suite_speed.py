@@ -66,10 +66,11 @@ OWN_TESTS = {"numpy": "numpy/_core/tests/test_dlpack.py", "pyarrow": "pyarrow/te
 def pytest_dir(python):
     """The site-packages folder of a venv holding pytest (made once by scripts/venvs.py, the
     project's one venv helper), to put on `python`'s PYTHONPATH."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-    import venvs  # scripts/venvs.py
-    venv, _ = venvs.ensure("bench-pytest", PYTEST, base=python)
-    return subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+    helper = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "venvs.py")
+    reqs = [a for r in PYTEST for a in ("--req", r)]
+    venv_python = subprocess.run([sys.executable, helper, "python", "bench-pytest", *reqs, "--base", python, "-q"],
+                                 capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    return subprocess.run([venv_python, "-c",
                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
 

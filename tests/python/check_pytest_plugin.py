@@ -40,14 +40,15 @@ def check(ok, what):
 
 
 def pytest_site(python):
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import venvs  # scripts/venvs.py: the project's one venv helper
-    try:
-        venv, _ = venvs.ensure("pytest-plugin", PINNED, base=python)
-    except Exception as e:  # noqa: BLE001 - no index, no cache
-        print(f"skip: the pinned pytest could not be installed ({e})")
+    """The site-packages of the pinned pytest's venv (made once by scripts/venvs.py, the
+    project's one venv helper, through its command line)."""
+    reqs = [a for r in PINNED for a in ("--req", r)]
+    made = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "venvs.py"), "python", "pytest-plugin", *reqs,
+                           "--base", python, "-q"], capture_output=True, text=True)
+    if made.returncode != 0:  # 75: not installable here (no index, no cache)
+        print(f"skip: the pinned pytest could not be installed ({(made.stderr or made.stdout).strip()[-300:]})")
         sys.exit(77)
-    return subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+    return subprocess.run([made.stdout.strip().splitlines()[-1], "-c",
                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
 

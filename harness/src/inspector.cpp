@@ -382,185 +382,224 @@ std::string device_text(const DLDevice& d, const DLDevice& want) {
 }
 }  // namespace
 
-void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const InspectOptions& opt,
-                    std::vector<Finding>& out) {
-  auto add = [&](const char* req, Severity sev, bool ok, std::string msg, std::string exp = {},
-                 std::string obs = {}) {
+namespace {
+
+/// One inspection of a tensor against what was asked (inspect_tensor), in its steps: the struct,
+/// its shape, its dtype, its device, its strides and its data. A step that finds the tensor
+/// cannot be judged further returns false, and the inspection stops there.
+struct Inspection {
+  Inspection(const DLTensor& tensor_, const TensorExpectation& want_, const InspectOptions& opt_,
+             std::vector<Finding>& out_)
+      : tensor(tensor_), want(want_), opt(opt_), out(out_) {}
+  const DLTensor& tensor;
+  const TensorExpectation& want;
+  const InspectOptions& opt;
+  std::vector<Finding>& out;
+  DLTensor t{};                ///< the struct, copied without trusting the pointer
+  std::vector<int64_t> shape;  ///< its shape, read
+  int32_t dt = 0;              ///< its device type
+  std::vector<int64_t> canon;  ///< the strides asked for
+  int64_t n = 0;               ///< the elements asked for
+
+  bool add(const char* req, Severity sev, bool ok, std::string msg, std::string exp = {}, std::string obs = {}) {
     out.push_back(Finding{req, sev, ok, std::move(msg), std::move(exp), std::move(obs)});
     return ok;
-  };
-  // The struct itself lives in the library's memory: copy it without trusting the pointer,
-  // and judge only the copy.
-  DLTensor t{};
-  if (!add("LAYOUT-01", Severity::must, safe_read(&tensor, &t, sizeof t),
-           "the DLTensor struct is readable memory", "readable",
-           fmt::format("unreadable at {}", static_cast<const void*>(&tensor))))
-    return;
-  add("LAYOUT-01", Severity::must, is_aligned(&tensor, alignof(DLTensor)),
-      "the managed tensor struct is aligned for its type",
-      fmt::format("address multiple of {}", alignof(DLTensor)),
-      fmt::format("{}", static_cast<const void*>(&tensor)));
-  const int32_t nd_want = static_cast<int32_t>(want.shape.size());
-  if (!add("LAYOUT-01", Severity::must, t.ndim >= 0 && t.ndim <= 1024,
-           "ndim is plausible (0..1024); an implausible value suggests the wrong struct kind",
-           "0 <= ndim <= 1024", std::to_string(t.ndim)))
-    return;
-  if (!add("LAYOUT-05", Severity::must, t.ndim == nd_want, "ndim equals the array's rank",
-           std::to_string(nd_want), std::to_string(t.ndim)))
-    return;
-
-  // shape
-  std::vector<int64_t> shape(static_cast<size_t>(t.ndim));
-  if (t.ndim > 0) {
-    if (!add("LAYOUT-05", Severity::must,
-             t.shape && safe_read(t.shape, shape.data(), shape.size() * sizeof(int64_t)),
-             "shape points to ndim readable entries", "readable int64[" + std::to_string(t.ndim) + "]",
-             t.shape ? "unreadable pointer" : "NULL"))
-      return;
-    add("LAYOUT-05", Severity::must, is_aligned(t.shape, alignof(int64_t)),
-        "shape is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
-        fmt::format("{}", static_cast<const void*>(t.shape)));
-  }
-  if (!add("LAYOUT-05", Severity::must, shape == want.shape, "shape equals the array's shape",
-           shape_text(want.shape), shape_text(shape)))
-    return;
-
-  // dtype
-  add("DTYPE-03", Severity::must, t.dtype.lanes >= 1, "lanes >= 1", ">= 1", std::to_string(t.dtype.lanes));
-  judge_enum(out, "DTYPE-01", dtype_code_standing(t.dtype.code), opt, "dtype.code", "0..17",
-             std::to_string(t.dtype.code));
-  if (opt.versioned && opt.version.major == 1) {
-    // Codes 7-17 arrived with 1.1: a tensor using them must not declare 1.0 (VER-02).
-    const bool needs_1_1 = t.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && t.dtype.code <= DLPV_CODE_LAST;
-    add("VER-02", Severity::should, !needs_1_1 || opt.version.minor >= 1,
-        "the declared minor version covers the dtype codes used (codes 7-17 need >= 1.1)",
-        ">= 1.1", fmt::format("{}.{} with {}", opt.version.major, opt.version.minor, dtype_name(t.dtype)));
-  }
-  // The requirement a wrong dtype breaks depends on the family asked for.
-  const char* dtype_req = "DTYPE-02";
-  if (want.dtype.code == DLPV_CODE_BOOL) dtype_req = "DTYPE-11";
-  else if (want.dtype.code == DLPV_CODE_COMPLEX) dtype_req = "DTYPE-10";
-  else if (want.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && want.dtype.code <= DLPV_CODE_FLOAT8_E8M0FNU) dtype_req = "DTYPE-13";
-  else if (want.dtype.code >= DLPV_CODE_FLOAT6_E2M3FN) dtype_req = "DTYPE-05";
-  const bool legacy_bool = want.dtype.code == DLPV_CODE_BOOL && t.dtype.code == DLPV_CODE_UINT &&
-                           t.dtype.bits == 8 && t.dtype.lanes == 1 && !opt.versioned &&
-                           opt.version.major == 0;
-  if (legacy_bool) {
-    // Before DLPack 0.8 there was no bool code; a 0.x producer using uint8 is a fact, not a bug.
-    add(dtype_req, Severity::may, true, "bool exported as (1,8,1) by a pre-0.8 producer (no kDLBool yet)");
-  } else if (!add(dtype_req, Severity::must, dtype_equal(t.dtype, want.dtype),
-                  "dtype is the DLPack encoding of the requested element type",
-                  fmt::format("{} ({},{},{})", dtype_name(want.dtype), want.dtype.code, want.dtype.bits, want.dtype.lanes),
-                  fmt::format("{} ({},{},{})", dtype_name(t.dtype), t.dtype.code, t.dtype.bits, t.dtype.lanes))) {
-    return;
   }
 
-  // device
-  const int32_t dt = device_type_of(t.device);
-  judge_enum(out, "DEV-02", device_type_standing(dt), opt, "device_type", "1-4 or 7-18",
-             std::to_string(dt));
-  add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
-      t.device.device_id == want.device.device_id, "device is the array's device",
-      device_name(want.device), device_text(t.device, want.device));
-  if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost || dt == kDLCUDAManaged)
-    add("DEV-03", Severity::should, t.device.device_id == 0, "device_id is 0 for host-like memory",
-        "0", std::to_string(t.device.device_id));
+  /// The struct itself lives in the library's memory: copy it without trusting the pointer, and
+  /// judge only the copy. Its rank must be the array's.
+  bool read_struct() {
+    if (!add("LAYOUT-01", Severity::must, safe_read(&tensor, &t, sizeof t),
+             "the DLTensor struct is readable memory", "readable",
+             fmt::format("unreadable at {}", static_cast<const void*>(&tensor))))
+      return false;
+    add("LAYOUT-01", Severity::must, is_aligned(&tensor, alignof(DLTensor)),
+        "the managed tensor struct is aligned for its type",
+        fmt::format("address multiple of {}", alignof(DLTensor)),
+        fmt::format("{}", static_cast<const void*>(&tensor)));
+    const int32_t nd_want = static_cast<int32_t>(want.shape.size());
+    if (!add("LAYOUT-01", Severity::must, t.ndim >= 0 && t.ndim <= 1024,
+             "ndim is plausible (0..1024); an implausible value suggests the wrong struct kind",
+             "0 <= ndim <= 1024", std::to_string(t.ndim)))
+      return false;
+    if (!add("LAYOUT-05", Severity::must, t.ndim == nd_want, "ndim equals the array's rank",
+             std::to_string(nd_want), std::to_string(t.ndim)))
+      return false;
+    return true;
+  }
 
-  // strides
-  const std::vector<int64_t> canon = canonical_strides(want.layout, want.shape);
-  const int64_t n = element_count(want.shape);
-  if (!t.strides && t.ndim > 0) {
-    const bool v12 = opt.versioned && opt.version.major == 1 && opt.version.minor >= 2;
-    if (v12) {
-      add("LAYOUT-02", Severity::must, false, "strides must be non-NULL when ndim > 0 (DLPack >= 1.2)",
-          "strides[ndim]", fmt::format("NULL (tensor declares {}.{})", opt.version.major, opt.version.minor));
-    } else {
-      add("LAYOUT-02", Severity::may, true,
-          "NULL strides (compact row-major) are allowed for legacy and <= 1.1 tensors");
+  bool shape_matches() {
+    shape.resize(static_cast<size_t>(t.ndim));
+    if (t.ndim > 0) {
+      if (!add("LAYOUT-05", Severity::must,
+               t.shape && safe_read(t.shape, shape.data(), shape.size() * sizeof(int64_t)),
+               "shape points to ndim readable entries", "readable int64[" + std::to_string(t.ndim) + "]",
+               t.shape ? "unreadable pointer" : "NULL"))
+        return false;
+      add("LAYOUT-05", Severity::must, is_aligned(t.shape, alignof(int64_t)),
+          "shape is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
+          fmt::format("{}", static_cast<const void*>(t.shape)));
     }
-  } else if (t.ndim > 0) {
-    std::vector<int64_t> st(static_cast<size_t>(t.ndim));
-    if (!add("LAYOUT-04", Severity::must, safe_read(t.strides, st.data(), st.size() * sizeof(int64_t)),
-             "strides point to ndim readable entries", "readable", "unreadable pointer"))
-      return;
-    add("LAYOUT-04", Severity::must, is_aligned(t.strides, alignof(int64_t)),
-        "strides is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
-        fmt::format("{}", static_cast<const void*>(t.strides)));
-    // Strides in bytes are the classic bug: every significant stride is itemsize x ours.
-    const int64_t es = static_cast<int64_t>(element_bytes(t.dtype));
-    bool bytes_like = es > 1 && n > 1, any_significant = false;
-    for (size_t i = 0; i < st.size(); ++i) {
-      if (want.shape[i] <= 1 || canon[i] == 0) continue;
-      any_significant = true;
-      if (st[i] != canon[i] * es) bytes_like = false;
-    }
-    add("LAYOUT-04", Severity::must, !(bytes_like && any_significant),
-        "strides are counted in elements, not bytes", shape_text(canon),
-        shape_text(st));
+    if (!add("LAYOUT-05", Severity::must, shape == want.shape, "shape equals the array's shape",
+             shape_text(want.shape), shape_text(shape)))
+      return false;
+    return true;
   }
 
-  // data (CPU-addressable memory only)
-  if (!opt.compare_data) return;
-  if (n == 0) {
-    add("LAYOUT-10", Severity::should, t.data == nullptr,
-        "a zero-size tensor should have data == NULL", "NULL", fmt::format("{}", t.data));
-    return;
+  bool dtype_matches() {
+    add("DTYPE-03", Severity::must, t.dtype.lanes >= 1, "lanes >= 1", ">= 1", std::to_string(t.dtype.lanes));
+    judge_enum(out, "DTYPE-01", dtype_code_standing(t.dtype.code), opt, "dtype.code", "0..17",
+               std::to_string(t.dtype.code));
+    if (opt.versioned && opt.version.major == 1) {
+      // Codes 7-17 arrived with 1.1: a tensor using them must not declare 1.0 (VER-02).
+      const bool needs_1_1 = t.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && t.dtype.code <= DLPV_CODE_LAST;
+      add("VER-02", Severity::should, !needs_1_1 || opt.version.minor >= 1,
+          "the declared minor version covers the dtype codes used (codes 7-17 need >= 1.1)",
+          ">= 1.1", fmt::format("{}.{} with {}", opt.version.major, opt.version.minor, dtype_name(t.dtype)));
+    }
+    // The requirement a wrong dtype breaks depends on the family asked for.
+    const char* dtype_req = "DTYPE-02";
+    if (want.dtype.code == DLPV_CODE_BOOL) dtype_req = "DTYPE-11";
+    else if (want.dtype.code == DLPV_CODE_COMPLEX) dtype_req = "DTYPE-10";
+    else if (want.dtype.code >= DLPV_CODE_FLOAT8_E3M4 && want.dtype.code <= DLPV_CODE_FLOAT8_E8M0FNU) dtype_req = "DTYPE-13";
+    else if (want.dtype.code >= DLPV_CODE_FLOAT6_E2M3FN) dtype_req = "DTYPE-05";
+    const bool legacy_bool = want.dtype.code == DLPV_CODE_BOOL && t.dtype.code == DLPV_CODE_UINT &&
+                             t.dtype.bits == 8 && t.dtype.lanes == 1 && !opt.versioned &&
+                             opt.version.major == 0;
+    if (legacy_bool) {
+      // Before DLPack 0.8 there was no bool code; a 0.x producer using uint8 is a fact, not a bug.
+      add(dtype_req, Severity::may, true, "bool exported as (1,8,1) by a pre-0.8 producer (no kDLBool yet)");
+    } else if (!add(dtype_req, Severity::must, dtype_equal(t.dtype, want.dtype),
+                    "dtype is the DLPack encoding of the requested element type",
+                    fmt::format("{} ({},{},{})", dtype_name(want.dtype), want.dtype.code, want.dtype.bits, want.dtype.lanes),
+                    fmt::format("{} ({},{},{})", dtype_name(t.dtype), t.dtype.code, t.dtype.bits, t.dtype.lanes))) {
+      return false;
+    }
+    return true;
   }
-  // Where the memory really is, when CUDA can tell (docs/design.md §8).
-  std::string no_cuda;
-  const bool cuda_ok = cuda::available(&no_cuda);
-  if (cuda_ok && t.data) {
-    const cuda::PointerInfo pi = cuda::pointer_info(t.data);
-    if (dt == kDLCUDA)
-      add("DEV-02", Severity::must, pi.known && pi.memory_type == 2 && pi.device == t.device.device_id,
-          "a kDLCUDA tensor's data is device memory of the labelled device",
-          fmt::format("device memory on cuda:{}", t.device.device_id),
-          pi.known ? fmt::format("memory type {} on device {}", pi.memory_type, pi.device) : "host memory");
-    else if (dt == kDLCUDAManaged)
-      add("DEV-02", Severity::must, pi.known && pi.managed, "a kDLCUDAManaged tensor's data is managed memory",
-          "managed memory", pi.known ? fmt::format("memory type {}, not managed", pi.memory_type) : "host memory");
-    else if (dt == kDLCUDAHost)
-      add("DEV-02", Severity::must, pi.known && pi.memory_type == 1, "a kDLCUDAHost tensor's data is pinned host memory",
-          "pinned (page-locked) memory", pi.known ? fmt::format("memory type {}", pi.memory_type) : "pageable host memory");
-    else if (dt == kDLCPU)
-      add("DEV-02", Severity::should, !(pi.known && pi.memory_type == 1 && !pi.managed),
-          "pinned memory should be labelled kDLCUDAHost rather than kDLCPU", "pageable host memory",
-          "pinned (page-locked) CUDA host memory");
-  } else if (dt == kDLCUDA || dt == kDLCUDAManaged || dt == kDLCUDAHost) {
-    add("LAYOUT-07", Severity::may, true, "device memory not checked: " + no_cuda);
-    return;
+
+  void device() {
+    dt = device_type_of(t.device);
+    judge_enum(out, "DEV-02", device_type_standing(dt), opt, "device_type", "1-4 or 7-18",
+               std::to_string(dt));
+    add("DEV-02", Severity::must, dt == static_cast<int32_t>(want.device.device_type) &&
+        t.device.device_id == want.device.device_id, "device is the array's device",
+        device_name(want.device), device_text(t.device, want.device));
+    if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost || dt == kDLCUDAManaged)
+      add("DEV-03", Severity::should, t.device.device_id == 0, "device_id is 0 for host-like memory",
+          "0", std::to_string(t.device.device_id));
   }
-  // kDLOneAPI (14): USM of the SYCL runtime's default context (the one dpctl's queues share), read
-  // through the runtime; host memory under that label is a mislabel.
-  if (dt == DLPV_DEV_ONEAPI) {
-    std::string no_sycl;
-    if (!sycl::available(&no_sycl)) {
-      add("LAYOUT-07", Severity::may, true, "oneAPI memory not checked: " + no_sycl);
+
+  bool strides_readable() {
+    canon = canonical_strides(want.layout, want.shape);
+    n = element_count(want.shape);
+    if (!t.strides && t.ndim > 0) {
+      const bool v12 = opt.versioned && opt.version.major == 1 && opt.version.minor >= 2;
+      if (v12) {
+        add("LAYOUT-02", Severity::must, false, "strides must be non-NULL when ndim > 0 (DLPack >= 1.2)",
+            "strides[ndim]", fmt::format("NULL (tensor declares {}.{})", opt.version.major, opt.version.minor));
+      } else {
+        add("LAYOUT-02", Severity::may, true,
+            "NULL strides (compact row-major) are allowed for legacy and <= 1.1 tensors");
+      }
+    } else if (t.ndim > 0) {
+      std::vector<int64_t> st(static_cast<size_t>(t.ndim));
+      if (!add("LAYOUT-04", Severity::must, safe_read(t.strides, st.data(), st.size() * sizeof(int64_t)),
+               "strides point to ndim readable entries", "readable", "unreadable pointer"))
+        return false;
+      add("LAYOUT-04", Severity::must, is_aligned(t.strides, alignof(int64_t)),
+          "strides is aligned for int64_t", fmt::format("address multiple of {}", alignof(int64_t)),
+          fmt::format("{}", static_cast<const void*>(t.strides)));
+      // Strides in bytes are the classic bug: every significant stride is itemsize x ours.
+      const int64_t es = static_cast<int64_t>(element_bytes(t.dtype));
+      bool bytes_like = es > 1 && n > 1, any_significant = false;
+      for (size_t i = 0; i < st.size(); ++i) {
+        if (want.shape[i] <= 1 || canon[i] == 0) continue;
+        any_significant = true;
+        if (st[i] != canon[i] * es) bytes_like = false;
+      }
+      add("LAYOUT-04", Severity::must, !(bytes_like && any_significant),
+          "strides are counted in elements, not bytes", shape_text(canon),
+          shape_text(st));
+    }
+    return true;
+  }
+
+  /// The data (CPU-addressable memory; CUDA memory where the driver tells where it is; oneAPI
+  /// USM through the SYCL runtime), compared with the reference pattern.
+  void data() {
+    if (!opt.compare_data) return;
+    if (n == 0) {
+      add("LAYOUT-10", Severity::should, t.data == nullptr,
+          "a zero-size tensor should have data == NULL", "NULL", fmt::format("{}", t.data));
       return;
     }
-    const int usm = t.data ? sycl::pointer_type(t.data) : 0;
-    if (!add("DEV-02", Severity::must, usm != 0,
-             "a kDLOneAPI tensor's data is USM memory of the SYCL device (device, shared or host allocation)",
-             "a USM allocation", sycl::pointer_type_name(usm)))
+    // Where the memory really is, when CUDA can tell (docs/design.md §8).
+    std::string no_cuda;
+    const bool cuda_ok = cuda::available(&no_cuda);
+    if (cuda_ok && t.data) {
+      const cuda::PointerInfo pi = cuda::pointer_info(t.data);
+      if (dt == kDLCUDA)
+        add("DEV-02", Severity::must, pi.known && pi.memory_type == 2 && pi.device == t.device.device_id,
+            "a kDLCUDA tensor's data is device memory of the labelled device",
+            fmt::format("device memory on cuda:{}", t.device.device_id),
+            pi.known ? fmt::format("memory type {} on device {}", pi.memory_type, pi.device) : "host memory");
+      else if (dt == kDLCUDAManaged)
+        add("DEV-02", Severity::must, pi.known && pi.managed, "a kDLCUDAManaged tensor's data is managed memory",
+            "managed memory", pi.known ? fmt::format("memory type {}, not managed", pi.memory_type) : "host memory");
+      else if (dt == kDLCUDAHost)
+        add("DEV-02", Severity::must, pi.known && pi.memory_type == 1, "a kDLCUDAHost tensor's data is pinned host memory",
+            "pinned (page-locked) memory", pi.known ? fmt::format("memory type {}", pi.memory_type) : "pageable host memory");
+      else if (dt == kDLCPU)
+        add("DEV-02", Severity::should, !(pi.known && pi.memory_type == 1 && !pi.managed),
+            "pinned memory should be labelled kDLCUDAHost rather than kDLCPU", "pageable host memory",
+            "pinned (page-locked) CUDA host memory");
+    } else if (dt == kDLCUDA || dt == kDLCUDAManaged || dt == kDLCUDAHost) {
+      add("LAYOUT-07", Severity::may, true, "device memory not checked: " + no_cuda);
       return;
+    }
+    // kDLOneAPI (14): USM of the SYCL runtime's default context (the one dpctl's queues share), read
+    // through the runtime; host memory under that label is a mislabel.
+    if (dt == DLPV_DEV_ONEAPI) {
+      std::string no_sycl;
+      if (!sycl::available(&no_sycl)) {
+        add("LAYOUT-07", Severity::may, true, "oneAPI memory not checked: " + no_sycl);
+        return;
+      }
+      const int usm = t.data ? sycl::pointer_type(t.data) : 0;
+      if (!add("DEV-02", Severity::must, usm != 0,
+               "a kDLOneAPI tensor's data is USM memory of the SYCL device (device, shared or host allocation)",
+               "a USM allocation", sycl::pointer_type_name(usm)))
+        return;
+    }
+    if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost && dt != kDLCUDA &&
+        dt != DLPV_DEV_ONEAPI) {
+      add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device, want.device) +
+          " is not host-addressable");
+      return;
+    }
+    std::vector<uint8_t> got;
+    std::string why;
+    if (!add("LAYOUT-07", Severity::must, gather_elements(t, got, why, opt.padded_subbyte),
+             "data + byte_offset and strides address readable memory holding the elements",
+             "readable elements", why))
+      return;
+    const std::vector<uint8_t> expect = expected_bytes(want.dtype, want.shape, want.layout);
+    std::string diff = describe_mismatch(want.dtype, expect, got);
+    add("LAYOUT-07", Severity::must, diff.empty(),
+        "element (i0, ..., ik) read at data + byte_offset + sum(i*stride)*itemsize holds the "
+        "reference pattern", "the reference pattern", diff);
   }
-  if (dt != kDLCPU && dt != kDLCUDAHost && dt != kDLCUDAManaged && dt != kDLROCMHost && dt != kDLCUDA &&
-      dt != DLPV_DEV_ONEAPI) {
-    add("LAYOUT-07", Severity::may, true, "data not compared: memory of " + device_text(t.device, want.device) +
-        " is not host-addressable");
-    return;
-  }
-  std::vector<uint8_t> got;
-  std::string why;
-  if (!add("LAYOUT-07", Severity::must, gather_elements(t, got, why, opt.padded_subbyte),
-           "data + byte_offset and strides address readable memory holding the elements",
-           "readable elements", why))
-    return;
-  const std::vector<uint8_t> expect = expected_bytes(want.dtype, want.shape, want.layout);
-  std::string diff = describe_mismatch(want.dtype, expect, got);
-  add("LAYOUT-07", Severity::must, diff.empty(),
-      "element (i0, ..., ik) read at data + byte_offset + sum(i*stride)*itemsize holds the "
-      "reference pattern", "the reference pattern", diff);
+};
+
+}  // namespace
+
+void inspect_tensor(const DLTensor& tensor, const TensorExpectation& want, const InspectOptions& opt,
+                    std::vector<Finding>& out) {
+  Inspection in(tensor, want, opt, out);
+  if (!in.read_struct() || !in.shape_matches() || !in.dtype_matches()) return;
+  in.device();
+  if (in.strides_readable()) in.data();
 }
 
 void record(CaseContext& ctx, const std::vector<Finding>& findings) {

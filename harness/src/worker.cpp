@@ -109,19 +109,34 @@ bool g_worker_process = false;
 bool in_worker_process();
 bool in_worker_process() { return g_worker_process; }
 
-int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader) {
-  g_worker_process = true;
-  // Die with the supervisor; never leave core files on CI disks.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  rlimit no_core{0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
-  signal(SIGPIPE, SIG_IGN);
-  g_command_fd = move_to(protocol::kCommandFd, protocol::kWorkerCommandFd);
-  g_event_fd = move_to(protocol::kEventFd, protocol::kWorkerEventFd);
-  apply_memory_limit();
-  // The supervisor's first command, `load NONCE`, read before anything is loaded (byte by byte:
-  // the command loop's stdio buffer comes later): the loading events and the hello echo it.
-  {
+namespace {
+
+/// A worker's life (worker_main): the process set up, the supervisor's `load NONCE` read, the
+/// subjects loaded (all of them, or, for a lazy worker, those a case needs as it comes, after
+/// any it was asked to preload), the hello, then one command at a time (`run`, `bench`, `quit`).
+struct Worker {
+  Worker(const std::vector<std::string>& specs_, const SubjectLoader& loader_)
+      : specs(specs_), loader(loader_), subjects(specs_.size()) {}
+  const std::vector<std::string>& specs;
+  const SubjectLoader& loader;
+  std::vector<std::unique_ptr<Subject>> subjects;
+
+  /// Die with the supervisor; never leave core files on CI disks; the protocol's pipes moved
+  /// where the library will not write by accident.
+  static void set_up_process() {
+    g_worker_process = true;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(SIGPIPE, SIG_IGN);
+    g_command_fd = move_to(protocol::kCommandFd, protocol::kWorkerCommandFd);
+    g_event_fd = move_to(protocol::kEventFd, protocol::kWorkerEventFd);
+    apply_memory_limit();
+  }
+
+  /// The supervisor's first command, `load NONCE`, read before anything is loaded (byte by byte:
+  /// the command loop's stdio buffer comes later): the loading events and the hello echo it.
+  static void read_load_nonce() {
     std::string first;
     char c = 0;
     while (first.size() < 200) {
@@ -136,59 +151,57 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
     }
   }
 
-  // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case
-  // first needs it: after a crash, only the next cases' libraries are imported again.
-  const char* lazy_var = std::getenv("DLPV_WORKER_LAZY");
-  const bool lazy = lazy_var && std::strcmp(lazy_var, "1") == 0;
-  std::vector<std::unique_ptr<Subject>> subjects(specs.size());
-  nlohmann::json infos = nlohmann::json::array();
-  set_load_step_hook(announce_load_step);
-  for (size_t i = 0; i < specs.size() && !lazy; ++i) {
-    g_loading_subject = static_cast<int>(i);
-    announce_load_step("start");
-    try {
-      subjects[i] = loader(specs[i], static_cast<int>(i));
-    } catch (const SubjectLoadError& e) {
-      write_event({{"event", "load_error"}, {"nonce", g_nonce}, {"subject", i}, {"message", e.message}});
-      return 0;
-    }
-    nlohmann::json info = protocol::subject_to_json(subjects[i]->info());
-    // The machine's CUDA, asked once here for the supervisor: without a driver and device it
-    // skips the cases that need one without starting a worker for each (the reason is the one
-    // need_cuda gives in the case body).
-    if (std::string why; !cuda::available(&why)) info["absent"]["cuda_driver"] = why;
-    infos.push_back(std::move(info));
-  }
-  // A spare worker (DLPV_WORKER_PRELOAD=I,J,...: lazy, started ahead of the case it will
-  // serve) loads the subjects that case needs before its hello, in the order given: the
-  // supervisor lists them in the first worker's order, the order known to load safely. A
-  // clean load error here is left for the case to meet again (in ensure, as a lazy worker would).
-  if (const char* pre = std::getenv("DLPV_WORKER_PRELOAD"); lazy && pre) {
-    for (const char* p = pre; *p;) {
-      char* end = nullptr;
-      const long i = std::strtol(p, &end, 10);
-      if (end == p) break;
-      p = *end == ',' ? end + 1 : end;
-      if (i < 0 || i >= static_cast<long>(specs.size()) || subjects[static_cast<size_t>(i)]) continue;
+  /// Every subject loaded, in the command line's order, each described for the hello in
+  /// `infos`; false after a clean load error (reported as the `load_error` event).
+  bool load_all(nlohmann::json& infos) {
+    for (size_t i = 0; i < specs.size(); ++i) {
       g_loading_subject = static_cast<int>(i);
       announce_load_step("start");
       try {
-        subjects[static_cast<size_t>(i)] = loader(specs[static_cast<size_t>(i)], static_cast<int>(i));
-      } catch (const SubjectLoadError&) {
+        subjects[i] = loader(specs[i], static_cast<int>(i));
+      } catch (const SubjectLoadError& e) {
+        write_event({{"event", "load_error"}, {"nonce", g_nonce}, {"subject", i}, {"message", e.message}});
+        return false;
+      }
+      nlohmann::json info = protocol::subject_to_json(subjects[i]->info());
+      // The machine's CUDA, asked once here for the supervisor: without a driver and device it
+      // skips the cases that need one without starting a worker for each (the reason is the one
+      // need_cuda gives in the case body).
+      if (std::string why; !cuda::available(&why)) info["absent"]["cuda_driver"] = why;
+      infos.push_back(std::move(info));
+    }
+    return true;
+  }
+
+  /// A spare worker (DLPV_WORKER_PRELOAD=I,J,...: lazy, started ahead of the case it will
+  /// serve) loads the subjects that case needs before its hello, in the order given: the
+  /// supervisor lists them in the first worker's order, the order known to load safely. A
+  /// clean load error here is left for the case to meet again (in ensure, as a lazy worker would).
+  void preload() {
+    if (const char* pre = std::getenv("DLPV_WORKER_PRELOAD")) {
+      for (const char* p = pre; *p;) {
+        char* end = nullptr;
+        const long i = std::strtol(p, &end, 10);
+        if (end == p) break;
+        p = *end == ',' ? end + 1 : end;
+        if (i < 0 || i >= static_cast<long>(specs.size()) || subjects[static_cast<size_t>(i)]) continue;
+        g_loading_subject = static_cast<int>(i);
+        announce_load_step("start");
+        try {
+          subjects[static_cast<size_t>(i)] = loader(specs[static_cast<size_t>(i)], static_cast<int>(i));
+        } catch (const SubjectLoadError&) {
+        }
       }
     }
   }
-  g_loading_subject = -1;
-  keep_stdio_open();
-  write_event({{"event", "hello"}, {"nonce", g_nonce}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
-  g_nonce.clear();
-  // Makes subjects `a` and `b` (-1: none) usable in a lazy worker: loads the missing ones, the
-  // lower index first. The supervisor sends a worker only cases whose missing subjects all come
-  // after every subject it has loaded (see load_in_order), so each worker imports in the
-  // command line's order, the order the first worker loaded them safely in (libraries can
-  // depend on it: Paddle crashes when imported after TensorFlow). False with `why` if one
-  // cannot load.
-  auto ensure = [&](int a, int b, std::string& why) {
+
+  /// Makes subjects `a` and `b` (-1: none) usable in a lazy worker: loads the missing ones, the
+  /// lower index first. The supervisor sends a worker only cases whose missing subjects all come
+  /// after every subject it has loaded (see load_in_order), so each worker imports in the
+  /// command line's order, the order the first worker loaded them safely in (libraries can
+  /// depend on it: Paddle crashes when imported after TensorFlow). False with `why` if one
+  /// cannot load.
+  bool ensure(int a, int b, std::string& why) {
     for (int i : {std::min(a, b), std::max(a, b)}) {
       if (i < 0 || subjects[static_cast<size_t>(i)]) continue;
       g_loading_subject = i;
@@ -204,43 +217,40 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
       keep_stdio_open();
     }
     return true;
-  };
+  }
 
-  FILE* commands = fdopen(g_command_fd, "r");
-  if (!commands) return 121;
-  char line[4096];
-  while (fgets(line, sizeof line, commands)) {
+  /// `bench NONCE SETTINGS_JSON`: time every route.
+  void bench(const char* line) {
+    char bench_nonce[40] = {};
+    int settings_at = 0;
+    if (std::sscanf(line, "bench %39s %n", bench_nonce, &settings_at) < 1 || settings_at == 0) settings_at = 6;
+    g_nonce = bench_nonce;
+    g_seq = 0;
+    std::vector<Subject*> all;
+    std::string why;
+    for (int i = 0; i < static_cast<int>(subjects.size()); ++i) ensure(i, -1, why);
+    for (auto& s : subjects)
+      if (s) all.push_back(s.get());
+    nlohmann::json section;
+    try {
+      section = bench::worker_bench(all, line + settings_at, [](const std::string& route) {
+        write_event({{"event", "phase"}, {"nonce", g_nonce}, {"phase", route}});
+      });
+    } catch (const std::exception& e) {
+      section = {{"error", std::string("the bench failed in the worker: ") + e.what()}};
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    write_event({{"event", "bench_result"}, {"nonce", g_nonce}, {"bench", section}});
+    g_nonce.clear();
+  }
+
+  /// `run NONCE SUBJECT CASE PEER LIMIT_S` (PEER -1: none): acknowledged at once (before
+  /// anything of the library runs), so a death before the acknowledgement is known not to
+  /// belong to the case. LIMIT_S is the case's time, for the cases that wait on a helper.
+  void run(const char* line) {
     int subject = -1, peer = -1;
     char id[3000] = {};
-    if (std::strncmp(line, "quit", 4) == 0) break;
-    if (std::strncmp(line, "bench ", 6) == 0) {  // `bench NONCE SETTINGS_JSON`: time every route
-      char bench_nonce[40] = {};
-      int settings_at = 0;
-      if (std::sscanf(line, "bench %39s %n", bench_nonce, &settings_at) < 1 || settings_at == 0) settings_at = 6;
-      g_nonce = bench_nonce;
-      g_seq = 0;
-      std::vector<Subject*> all;
-      std::string why;
-      for (int i = 0; i < static_cast<int>(subjects.size()); ++i) ensure(i, -1, why);
-      for (auto& s : subjects)
-        if (s) all.push_back(s.get());
-      nlohmann::json section;
-      try {
-        section = bench::worker_bench(all, line + settings_at, [](const std::string& route) {
-          write_event({{"event", "phase"}, {"nonce", g_nonce}, {"phase", route}});
-        });
-      } catch (const std::exception& e) {
-        section = {{"error", std::string("the bench failed in the worker: ") + e.what()}};
-      }
-      std::fflush(stdout);
-      std::fflush(stderr);
-      write_event({{"event", "bench_result"}, {"nonce", g_nonce}, {"bench", section}});
-      g_nonce.clear();
-      continue;
-    }
-    // `run NONCE SUBJECT CASE PEER LIMIT_S` (PEER -1: none): acknowledged at once (before
-    // anything of the library runs), so a death before the acknowledgement is known not to
-    // belong to the case. LIMIT_S is the case's time, for the cases that wait on a helper.
     char nonce[40] = {};
     double limit_s = 0;
     const int fields = std::sscanf(line, "run %39s %d %2999s %d %lf", nonce, &subject, id, &peer, &limit_s);
@@ -283,6 +293,34 @@ int worker_main(const std::vector<std::string>& specs, const SubjectLoader& load
                  {"outcome", protocol::outcome_to_json(out)}});
     g_nonce.clear();
     g_case.clear();
+  }
+};
+
+}  // namespace
+
+int worker_main(const std::vector<std::string>& specs, const SubjectLoader& loader) {
+  Worker::set_up_process();
+  Worker::read_load_nonce();
+  Worker w(specs, loader);
+  // A lazy worker (DLPV_WORKER_LAZY=1, not the first of a run) loads a subject when a case
+  // first needs it: after a crash, only the next cases' libraries are imported again.
+  const char* lazy_var = std::getenv("DLPV_WORKER_LAZY");
+  const bool lazy = lazy_var && std::strcmp(lazy_var, "1") == 0;
+  nlohmann::json infos = nlohmann::json::array();
+  set_load_step_hook(announce_load_step);
+  if (!lazy && !w.load_all(infos)) return 0;
+  if (lazy) w.preload();
+  g_loading_subject = -1;
+  keep_stdio_open();
+  write_event({{"event", "hello"}, {"nonce", g_nonce}, {"subjects", infos}, {"pid", static_cast<long>(getpid())}});
+  g_nonce.clear();
+  FILE* commands = fdopen(g_command_fd, "r");
+  if (!commands) return 121;
+  char line[4096];
+  while (fgets(line, sizeof line, commands)) {
+    if (std::strncmp(line, "quit", 4) == 0) break;
+    if (std::strncmp(line, "bench ", 6) == 0) w.bench(line);
+    else w.run(line);
   }
   return 0;
 }

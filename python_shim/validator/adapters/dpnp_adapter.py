@@ -87,11 +87,15 @@ class Adapter:
             self._queue.wait()
 
     # Streams on kDLOneAPI are SYCL queues (dpnp's __dlpack__(stream=...) takes a dpctl.SyclQueue
-    # and orders its export after the array's work on it): python.stream.queue_ordered.
+    # and orders its export after the array's work on it): python.stream.queue_ordered. The
+    # consumer's queue is in order, as the array API's __dlpack__ text suggests for SYCL ("an
+    # object containing an in-order sycl::queue"): on an out-of-order queue the SYCL runtime
+    # here lets a later copy start before the queue's barrier ends, so a read on it can see stale
+    # elements whatever the producer did (peers/confirm/dpnp_queue_order.py).
     def make_stream(self, device):
         if tuple(device) != (_ONEAPI, 0) or self._queue is None:
             raise NotImplementedError(f"the dpnp adapter makes queues on kDLOneAPI device 0 only, not {tuple(device)}")
-        return dpctl.SyclQueue(self._queue.sycl_context, self._queue.sycl_device)
+        return dpctl.SyclQueue(self._queue.sycl_context, self._queue.sycl_device, property="in_order")
 
     def pending(self, shape, dtype_key, device):
         """An array whose last writes (the pattern) are still queued: a copy kernel not waited for."""

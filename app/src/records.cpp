@@ -230,18 +230,9 @@ struct Merge {
     ordered_json reqs = ordered_json::object();
     for (const auto& [id, q] : requirements) reqs[id] = q;
     out["requirements"] = reqs;
-    // The pair matrix counts the kept pair results (summing the inputs' matrices would count a
-    // pair found in two records twice).
-    std::map<std::pair<int, int>, std::map<std::string, long long>> cells;
-    for (const auto& [slot, entry] : results)
-      if (std::get<2>(slot) >= 0) ++cells[{std::get<0>(slot), std::get<2>(slot)}][text_at(entry.second, "status")];
-    ordered_json matrix = ordered_json::array();
-    for (const auto& [key, counts] : cells) {
-      ordered_json c = ordered_json::object();
-      for (const auto& [st, n] : counts) c[st] = n;
-      matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
-    }
-    out["pair_matrix"] = matrix;
+    // Counted from the kept results by finalize_summary (summing the inputs' matrices would
+    // count a pair found in two records twice); set here for its place in the record.
+    out["pair_matrix"] = ordered_json::array();
     ordered_json rs = ordered_json::array();
     for (auto& [slot, entry] : results) rs.push_back(std::move(entry.second));
     out["results"] = rs;

@@ -287,17 +287,7 @@ ordered_json make_run_record(const RunResult& run, const RecordOptions& opt) {
                        {"confirmations", opt.deterministic ? ordered_json() : ordered_json(run.confirmations)},
                        {"hangs_known", opt.deterministic ? ordered_json() : ordered_json(run.hangs_known)}};
 
-  // Producer x consumer matrix of the pair cases: counts by status per ordered pair.
-  std::map<std::pair<int, int>, std::map<std::string, int>> cells;
-  for (const CaseResult& r : run.results)
-    if (r.peer >= 0) cells[{r.subject, r.peer}][to_string(r.outcome.status)]++;
-  ordered_json matrix = ordered_json::array();
-  for (const auto& [key, counts] : cells) {
-    ordered_json c = ordered_json::object();
-    for (const auto& [status, n] : counts) c[status] = n;
-    matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
-  }
-  rec["pair_matrix"] = matrix;
+  rec["pair_matrix"] = ordered_json::array();  // producer x consumer counts: finalize_summary
   rec["summary"] = ordered_json::object();
   rec["baseline_report"] = nullptr;
   verdict::finalize_summary(rec);

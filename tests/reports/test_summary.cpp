@@ -85,3 +85,27 @@ TEST_CASE("load_run validates schema and version") {
             .find("\"results\" is missing") != std::string::npos);
   CHECK_THROWS_AS(load_run("/nonexistent.json"), BadInput);
 }
+
+TEST_CASE("pair_matrix: counted from the results, kept only where the record has one") {
+  json run = make_run();
+  add_result(run, "single", "fail");  // no peer: not a pair
+  add_result(run, "p.a", "pass")["peer"] = 1;
+  add_result(run, "p.b", "fail")["peer"] = 1;
+  add_result(run, "p.c", "pass", "DEL-02", 1)["peer"] = 0;
+  add_result(run, "p.d", "pass")["peer"] = "1";  // an index as text, as params write it
+  add_result(run, "p.e", "pass")["peer"] = nullptr;
+  finalize_summary(run);
+  CHECK_FALSE(run.contains("pair_matrix"));  // an old record without one is not given one
+
+  run["pair_matrix"] = json::array({json{{"stale", true}}});
+  finalize_summary(run);
+  const json& m = run["pair_matrix"];
+  REQUIRE(m.size() == 2);
+  CHECK(m[0] == json{{"producer", 0}, {"consumer", 1}, {"counts", {{"fail", 1}, {"pass", 2}}}});
+  CHECK(m[1] == json{{"producer", 1}, {"consumer", 0}, {"counts", {{"pass", 1}}}});
+
+  // judged again (a baseline turned the fail into xfail): the matrix follows
+  run["results"][2]["status"] = "xfail";
+  finalize_summary(run);
+  CHECK(run["pair_matrix"][0]["counts"] == json{{"pass", 2}, {"xfail", 1}});
+}

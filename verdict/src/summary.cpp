@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // summary.cpp: the verdict. Recomputed from the results every time, never trusted from a
 // saved record, so re-judging a record (new baseline, --strict) cannot leave stale counts.
+#include <map>
+#include <string>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "dlpack_validate/record_access.hpp"
@@ -54,6 +58,24 @@ void finalize_summary(json& run) {
   summary["verdict"] = unexpected == 0 ? "pass" : "fail";
   summary["exit_code"] = unexpected == 0 ? 0 : 1;
   run["summary"] = std::move(summary);
+  if (run.contains("pair_matrix")) run["pair_matrix"] = pair_matrix(a::array_at(run, "results"));
+}
+
+json pair_matrix(const json& results) {
+  std::map<std::pair<long long, long long>, std::map<std::string, long long>> cells;
+  for (const auto& r : results) {
+    if (!r.is_object()) continue;
+    const long long peer = a::index_value(a::member(r, "peer"));
+    if (peer < 0) continue;
+    ++cells[{a::index_value(a::member(r, "subject")), peer}][a::status_of(r)];
+  }
+  json matrix = json::array();
+  for (const auto& [key, counts] : cells) {
+    json c = json::object();
+    for (const auto& [status, n] : counts) c[status] = n;
+    matrix.push_back({{"producer", key.first}, {"consumer", key.second}, {"counts", c}});
+  }
+  return matrix;
 }
 
 json load_run(const std::string& path) {

@@ -49,7 +49,14 @@ nlohmann::ordered_json load_run(const std::string& path);
 ///   exit_code   = 0 or 1 accordingly.
 /// A result whose status is not one of the nine is counted as "error": a record that cannot
 /// say what happened must not pass.
+/// A record holding a "pair_matrix" has it recounted from its results too (pair_matrix), so a
+/// record, the same record judged with a baseline and a merge of it count pairs alike.
 void finalize_summary(nlohmann::ordered_json& run);
+
+/// The producer x consumer matrix of the pair results (those with a "peer"): one cell per
+/// ordered (subject, peer) pair, in index order, counting each status there:
+/// [{"producer": P, "consumer": C, "counts": {STATUS: N, ...}}, ...].
+nlohmann::ordered_json pair_matrix(const nlohmann::ordered_json& results);
 
 /// The library a result is charged to (docs/results.md, "Which library is charged").
 /// A single-subject result: its subject (`side` "subject"). A pair result: the side whose

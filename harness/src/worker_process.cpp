@@ -68,26 +68,37 @@ int dup_high(int fd) {
 
 }  // namespace
 
-bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
-                          unsigned long long memory_limit_mib, std::string& err, bool lazy,
-                          const std::vector<int>& preload, const std::string& skip_steps) {
-    int ctl[2], evt[2], out[2], errp[2];
-    if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
-        pipe2(errp, O_CLOEXEC)) {
-      err = std::string("pipe: ") + std::strerror(errno);
+namespace {
+
+/// The worker's four pipes, each end moved above the fixed descriptor numbers so that the
+/// child's dup2 calls never collide with one.
+struct Pipes {
+  int ctl[2] = {-1, -1}, evt[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+
+  bool open(std::string& why) {
+    if (pipe2(ctl, O_CLOEXEC) || pipe2(evt, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+      why = std::string("pipe: ") + std::strerror(errno);
       return false;
     }
-    // Move every end above the fixed numbers so the dup2 calls below never collide.
-    for (int* fd : {&ctl[0], &ctl[1], &evt[0], &evt[1], &out[0], &out[1], &errp[0], &errp[1]})
-      *fd = dup_high(*fd);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    posix_spawn_file_actions_adddup2(&fa, ctl[0], protocol::kCommandFd);
-    posix_spawn_file_actions_adddup2(&fa, evt[1], protocol::kEventFd);
-    posix_spawnattr_t attr;
+    for (int* fd : {&ctl[0], &ctl[1], &evt[0], &evt[1], &out[0], &out[1], &err[0], &err[1]}) *fd = dup_high(*fd);
+    return true;
+  }
+};
+
+/// posix_spawn's settings for a worker: stdin /dev/null, stdout and stderr to their pipes, the
+/// command and event pipes at the protocol's numbers; its own process group; every signal at
+/// its default and none blocked.
+struct SpawnSettings {
+  posix_spawn_file_actions_t files;
+  posix_spawnattr_t attr;
+
+  explicit SpawnSettings(const Pipes& p) {
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&files, p.out[1], 1);
+    posix_spawn_file_actions_adddup2(&files, p.err[1], 2);
+    posix_spawn_file_actions_adddup2(&files, p.ctl[0], protocol::kCommandFd);
+    posix_spawn_file_actions_adddup2(&files, p.evt[1], protocol::kEventFd);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     posix_spawnattr_setpgroup(&attr, 0);
@@ -96,74 +107,107 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
     sigemptyset(&none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setsigmask(&attr, &none);
-    std::vector<std::string> args = command;
-    args.push_back("--internal-worker");
-    args.insert(args.end(), subjects.begin(), subjects.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // The environment, with the memory limit the worker applies to itself.
-    const std::string prefix = std::string(kMemoryLimitVar) + "=";
-    std::string limit = prefix + std::to_string(memory_limit_mib);
-    std::vector<char*> envp;
-#ifdef DLPV_UNDER_ASAN
-    // A sanitizer build: the library's crashes must still kill the worker with their signal
-    // (ASan would catch SIGSEGV and exit 1), and a sanitizer report in the worker must be a
-    // crash (SIGABRT, report in the output tail), not "exited with status 1". The user's own
-    // ASAN_OPTIONS come after ours and win.
-    const char* user_asan = std::getenv("ASAN_OPTIONS");
-    std::string asan = std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-                                   "handle_sigill=0:abort_on_error=1:detect_leaks=0") +
-                       (user_asan && *user_asan ? std::string(":") + user_asan : std::string());
-    envp.push_back(asan.data());
-#endif
-    for (char** e = environ; e && *e; ++e) {
-      if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
-      if (std::strncmp(*e, "DLPV_WORKER_LAZY=", 17) == 0) continue;
-      if (std::strncmp(*e, "DLPV_WORKER_PRELOAD=", 20) == 0) continue;
-      if (std::strncmp(*e, kSkipStepsVar, std::strlen(kSkipStepsVar)) == 0 && (*e)[std::strlen(kSkipStepsVar)] == '=')
-        continue;
-#ifdef DLPV_UNDER_ASAN
-      if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) continue;
-#endif
-      envp.push_back(*e);
-    }
-    envp.push_back(limit.data());
-    std::string lazy_var = "DLPV_WORKER_LAZY=1";
-    if (lazy) envp.push_back(lazy_var.data());
-    std::string preload_var = "DLPV_WORKER_PRELOAD=";
-    for (size_t i = 0; i < preload.size(); ++i) preload_var += (i ? "," : "") + std::to_string(preload[i]);
-    if (lazy && !preload.empty()) envp.push_back(preload_var.data());
-    std::string skip_var = std::string(kSkipStepsVar) + "=" + skip_steps;
-    if (!skip_steps.empty()) envp.push_back(skip_var.data());
-    envp.push_back(nullptr);
-    int rc = posix_spawn(&pid_, command.front().c_str(), &fa, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(ctl[0]);
-    close(evt[1]);
-    close(out[1]);
-    close(errp[1]);
-    ctl_ = ctl[1];
-    evt_ = evt[0];
-    out_ = out[0];
-    err_ = errp[0];
-    if (rc != 0) {
-      pid_ = -1;
-      err = std::string("cannot start worker: ") + std::strerror(rc);
-      return false;
-    }
-    pgid_ = pid_;
-    // A descriptor that becomes readable when the worker exits, so reaping waits on the exit
-    // itself rather than polling at a fixed interval.
-    pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
-    if (pidfd_ >= 0) fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
-    // The first command, read before anything is loaded: the nonce the loading events and the
-    // hello echo, so that a line the library writes while it loads is told from the worker's.
-    load_nonce_ = protocol::make_nonce();
-    send("load " + load_nonce_ + "\n");
-    return true;
   }
+  ~SpawnSettings() {
+    posix_spawn_file_actions_destroy(&files);
+    posix_spawnattr_destroy(&attr);
+  }
+  SpawnSettings(const SpawnSettings&) = delete;
+  SpawnSettings& operator=(const SpawnSettings&) = delete;
+};
+
+bool named(const char* entry, const char* var) {
+  const size_t n = std::strlen(var);
+  return std::strncmp(entry, var, n) == 0 && entry[n] == '=';
+}
+
+/// The worker's environment: ours without the variables the worker takes from its parent only,
+/// then those, as this spawn sets them (the memory limit it applies to itself, lazy loading, the
+/// subjects to preload, the load steps to leave out).
+std::vector<std::string> worker_environment(unsigned long long memory_limit_mib, bool lazy,
+                                            const std::vector<int>& preload, const std::string& skip_steps) {
+  std::vector<std::string> env;
+#ifdef DLPV_UNDER_ASAN
+  // A sanitizer build: the library's crashes must still kill the worker with their signal
+  // (ASan would catch SIGSEGV and exit 1), and a sanitizer report in the worker must be a
+  // crash (SIGABRT, report in the output tail), not "exited with status 1". The user's own
+  // ASAN_OPTIONS come after ours and win.
+  const char* user_asan = std::getenv("ASAN_OPTIONS");
+  env.push_back(std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+                            "handle_sigill=0:abort_on_error=1:detect_leaks=0") +
+                (user_asan && *user_asan ? std::string(":") + user_asan : std::string()));
+#endif
+  for (char** e = environ; e && *e; ++e) {
+    if (named(*e, kMemoryLimitVar) || named(*e, "DLPV_WORKER_LAZY") || named(*e, "DLPV_WORKER_PRELOAD") ||
+        named(*e, kSkipStepsVar))
+      continue;
+#ifdef DLPV_UNDER_ASAN
+    if (named(*e, "ASAN_OPTIONS")) continue;
+#endif
+    env.emplace_back(*e);
+  }
+  env.push_back(std::string(kMemoryLimitVar) + "=" + std::to_string(memory_limit_mib));
+  if (lazy) env.emplace_back("DLPV_WORKER_LAZY=1");
+  if (lazy && !preload.empty()) {
+    std::string list = "DLPV_WORKER_PRELOAD=";
+    for (size_t i = 0; i < preload.size(); ++i) list += (i ? "," : "") + std::to_string(preload[i]);
+    env.push_back(list);
+  }
+  if (!skip_steps.empty()) env.push_back(std::string(kSkipStepsVar) + "=" + skip_steps);
+  return env;
+}
+
+/// A NULL-terminated array of pointers into `strings` (which must outlive it).
+std::vector<char*> c_array(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::vector<std::string>& subjects,
+                          unsigned long long memory_limit_mib, std::string& err, bool lazy,
+                          const std::vector<int>& preload, const std::string& skip_steps) {
+  Pipes p;
+  if (!p.open(err)) return false;
+  std::vector<std::string> args = command;
+  args.push_back("--internal-worker");
+  args.insert(args.end(), subjects.begin(), subjects.end());
+  std::vector<std::string> env = worker_environment(memory_limit_mib, lazy, preload, skip_steps);
+  std::vector<char*> argv = c_array(args), envp = c_array(env);
+  int rc;
+  {
+    SpawnSettings settings(p);
+    rc = posix_spawn(&pid_, command.front().c_str(), &settings.files, &settings.attr, argv.data(), envp.data());
+  }
+  // The child's ends are the child's; ours are kept whether or not it started (kill_and_reap
+  // closes them).
+  close(p.ctl[0]);
+  close(p.evt[1]);
+  close(p.out[1]);
+  close(p.err[1]);
+  ctl_ = p.ctl[1];
+  evt_ = p.evt[0];
+  out_ = p.out[0];
+  err_ = p.err[0];
+  if (rc != 0) {
+    pid_ = -1;
+    err = std::string("cannot start worker: ") + std::strerror(rc);
+    return false;
+  }
+  pgid_ = pid_;
+  // A descriptor that becomes readable when the worker exits, so reaping waits on the exit
+  // itself rather than polling at a fixed interval.
+  pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd_ >= 0) fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
+  // The first command, read before anything is loaded: the nonce the loading events and the
+  // hello echo, so that a line the library writes while it loads is told from the worker's.
+  load_nonce_ = protocol::make_nonce();
+  send("load " + load_nonce_ + "\n");
+  return true;
+}
 
 bool WorkerProcess::send(const std::string& line) {
     if (ctl_ < 0) return false;

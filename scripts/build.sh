@@ -9,9 +9,10 @@ PY="${DLPV_PYTHON:-/usr/bin/python3}"
 BUILD="${DLPV_BUILD_DIR:-build}"
 # $DLPV_PEERS_PYTHON (the pinned peers' venv python, scripts/peers.sh) adds the tests/peers
 # gate, $DLPV_ONEAPI_PYTHON (scripts/oneapi.sh's python-oneapi) the oneAPI peer's,
-# $DLPV_GENERIC_PYTHON (peers/generic-requirements.txt's venv) the generic-mode gate; an empty
-# value leaves each out.
+# $DLPV_GENERIC_PYTHON (peers/generic-requirements.txt's venv) the generic-mode gate,
+# $DLPV_OWN_PYTHONS (NAME=PYTHON;...: a venv per library, peers/NAME-requirements.txt) their
+# adapters' tests (tests/own); an empty value leaves each out.
 cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" -DDLPV_ONEAPI_PYTHON="${DLPV_ONEAPI_PYTHON:-}" \
-  -DDLPV_GENERIC_PYTHON="${DLPV_GENERIC_PYTHON:-}" >/dev/null
+  -DDLPV_GENERIC_PYTHON="${DLPV_GENERIC_PYTHON:-}" -DDLPV_OWN_PYTHONS="${DLPV_OWN_PYTHONS:-}" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"

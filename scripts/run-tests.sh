@@ -11,11 +11,18 @@ if [ "${DLPV_PEERS:-1}" != 0 ]; then
   DLPV_ONEAPI_PYTHON="$(bash scripts/oneapi.sh | tail -n 1)"  # dpnp on a SYCL device (kDLOneAPI)
   # Packages in generic mode (peers/generic-requirements.txt: awkward, ndonnx, warp, onnxruntime)
   DLPV_GENERIC_PYTHON="$(DLPV_PEERS_REQUIREMENTS=peers/generic-requirements.txt bash scripts/peers.sh | tail -n 1)"
-  export DLPV_ONEAPI_PYTHON DLPV_GENERIC_PYTHON
+  # Libraries whose pins cannot share a venv (the library table's `own` rows: MindSpore, MXNet):
+  # one venv each from peers/NAME-requirements.txt, passed on as NAME=PYTHON;... (tests/own).
+  DLPV_OWN_PYTHONS=""
+  for name in $(awk -F'\t' '$4 == "own" { print $1 }' python_shim/validator/libraries.tsv); do
+    py="$(DLPV_PEERS_REQUIREMENTS="peers/$name-requirements.txt" bash scripts/peers.sh | tail -n 1)"
+    DLPV_OWN_PYTHONS="${DLPV_OWN_PYTHONS:+$DLPV_OWN_PYTHONS;}$name=$py"
+  done
+  export DLPV_ONEAPI_PYTHON DLPV_GENERIC_PYTHON DLPV_OWN_PYTHONS
   export DLPV_PEERS_PYTHON
 else
   echo "run-tests: DLPV_PEERS=0, the pinned peers (tests/peers) are not tested" >&2
-  export DLPV_PEERS_PYTHON="" DLPV_GENERIC_PYTHON=""
+  export DLPV_PEERS_PYTHON="" DLPV_GENERIC_PYTHON="" DLPV_OWN_PYTHONS=""
 fi
 bash scripts/build.sh
 BUILD="${DLPV_BUILD_DIR:-build}"

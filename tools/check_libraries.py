@@ -4,7 +4,8 @@
 
 - every pin of a row is in its gate's pip requirement file (pinned: peers/requirements.txt,
   oneapi: peers/oneapi-requirements.txt, generic: peers/generic-requirements.txt), and every
-  line of those files is a pin of some row (a helper pinned for another library included);
+  line of those files is a pin of some row (a helper pinned for another library included); an
+  `own` row's file, peers/NAME-requirements.txt, holds exactly its pins;
 - every adapter a row names is a module under python_shim/validator/adapters/, and every
   *_adapter.py there is named by a row;
 - the reproducer's layout recipes (repro.py `_LAYOUT`) are for libraries of the table, each with
@@ -21,6 +22,7 @@ import libraries  # noqa: E402  (validator/libraries.py: pure Python, read witho
 
 FILES = {"pinned": "peers/requirements.txt", "oneapi": "peers/oneapi-requirements.txt",
          "generic": "peers/generic-requirements.txt"}
+OWN = "peers/{}-requirements.txt"  # the `own` gate: a venv per library
 
 
 def pins_of(path):
@@ -46,9 +48,15 @@ def main():
         for p in sorted(listed - every_pin):
             problems.append(f"{path}: {p} is a pin of no row of the library table")
     for r in rows:
-        if r["gate"] not in (*FILES, "atlas"):
-            problems.append(f"{r['name']}: gate {r['gate']!r} is none of {sorted(FILES) + ['atlas']}")
-        if r["gate"] in FILES and not r["pins"]:
+        if r["gate"] == "own":
+            path = OWN.format(r["name"])
+            if not os.path.exists(os.path.join(ROOT, path)):
+                problems.append(f"{r['name']}: gate own but no {path}")
+            elif pins_of(path) != set((r["pins"] or "").split()):
+                problems.append(f"{path}: {sorted(pins_of(path))}, the library table pins {r['pins']}")
+        if r["gate"] not in (*FILES, "own", "atlas"):
+            problems.append(f"{r['name']}: gate {r['gate']!r} is none of {sorted(FILES) + ['own', 'atlas']}")
+        if r["gate"] in (*FILES, "own") and not r["pins"]:
             problems.append(f"{r['name']}: gate {r['gate']} but no pins")
     folder = os.path.join(ROOT, "python_shim", "validator", "adapters")
     named = {r["adapter"] for r in rows if r["adapter"]}

@@ -6,7 +6,9 @@ For each case the validator lists (`--list --json -`):
     (the fixture runs themselves check that those statuses really occur);
   - its declaration names the fixtures that prove it (Declare::proven_by), each of them is in
     one of the proof tables (tests/proofs/*.tsv), and at least one of them breaks this case
-    there: a declared proof is a claim the tables back.
+    there: a declared proof is a claim the tables back;
+  - every pass or skip line of the table carves a later line's glob (the tables hold claims; the
+    identity manifest pins the rest).
 Both directions read the tables through tests/proofs/proofs.py."""
 import argparse
 import fnmatch
@@ -49,6 +51,11 @@ def main():
         if known and not any(everything[n].breaks(cid) for n in known):
             problems.append(f"WRONG PROOF: {cid} declares {', '.join(known)}, but the tables say none of them "
                             f"breaks it (tests/proofs/proofs.py breakers '{cid}' --list LISTING names those that do)")
+    ids = [c["id"] for c in cases]
+    for name, fx in table.items():
+        for glob, status in fx.idle_rules(ids):
+            problems.append(f"NOT A CLAIM: {os.path.basename(args.proofs)}: {name} {glob} {status} carves no "
+                            f"later line's glob (the identity manifest pins it: delete the line)")
     return proofs.report(problems, len(cases))
 
 

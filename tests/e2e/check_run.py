@@ -3,10 +3,13 @@
 
 --expect-all STATUS[,..]  every case must end with one of these statuses (the reference run)
 --command "CMD ARGS"      run this command line instead of --validator (e.g. "python3 -m validator")
---expect GLOB=STATUS,...  cases matching a GLOB must end with its STATUS (first match wins),
-                          each GLOB must match at least one case, and every other case must
-                          end as in --reference (the mutant runs: nothing else regresses);
-                          without --reference every case must match some GLOB.
+--expect GLOB=STATUS,...  cases matching a GLOB must end with its STATUS (first match wins)
+                          and each GLOB must match at least one case: the proof table's claims.
+                          What the fixture does to the other cases is pinned by the identity
+                          manifest (tests/identity, identity.fixtures), not here; --reference
+                          (the reference plugin's record) only tells a target this machine
+                          cannot run (the reference skips it too) from a missed one. Without
+                          --reference every case must match some GLOB.
                           STATUS may be STATUS:PHASE or STATUS:PHASE:TEXT (the hostile runs):
                           the case must also end in that phase (empty = any), and TEXT must
                           occur in its signal, message or observed values, or in
@@ -110,9 +113,6 @@ def main():
                     verified.add(st)
             elif reference is None:
                 problems.append(f"{cid}: no expectation matches it (got {st})")
-            elif st != reference.get(cid):
-                r = next(x for x in record["results"] if x["id"] == cid)
-                problems.append(f"{cid}: collateral change {reference.get(cid)} -> {st}: {r['message']}")
         for g, _ in rules:
             if g not in used:
                 problems.append(f"expectation {g} matched no case")

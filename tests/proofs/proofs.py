@@ -32,9 +32,28 @@ class Fixture:
 
     def breaks(self, case_id):
         status = self.expected(case_id)
-        # "skip/pass": either status is right (real hardware and the emulated driver differ);
-        # it breaks the case only if every alternative does.
-        return status is not None and all(a not in ("pass", "skip") for a in status.split(":")[0].split("/"))
+        return status is not None and breaking(status)
+
+    def idle_rules(self, case_ids):
+        """The pass/skip rules that carve nothing: no case they decide (first match) would
+        otherwise fall to a later breaking rule. A table keeps only claims, so these are noise
+        (what the fixture does to those cases is pinned by the identity manifest)."""
+        idle = []
+        for i, (glob, status) in enumerate(self.rules):
+            if breaking(status):
+                continue
+            later = [g for g, s in self.rules[i + 1:] if breaking(s)]
+            decided = [c for c in case_ids
+                       if next((g for g, _ in self.rules if fnmatch.fnmatchcase(c, g)), None) == glob]
+            if decided and not any(fnmatch.fnmatchcase(c, g) for c in decided for g in later):
+                idle.append((glob, status))
+        return idle
+
+
+def breaking(status):
+    """A proof status that breaks a case: not pass or skip. "skip/pass" names alternatives (real
+    hardware and the emulated driver differ): it breaks only if every alternative does."""
+    return all(a not in ("pass", "skip") for a in status.split(":")[0].split("/"))
 
 
 def read_table(path):

@@ -1,6 +1,6 @@
 // app/src/explain.cpp: `explain ID`. A requirement: its entry of the requirement table (text,
 // strength and the verdict a breach gets, whom it binds, source, the table's test note with
-// the probe tags it names spelled out) and the registered cases that cite it; a case: its
+// the instrument tags it names spelled out) and the registered cases that cite it; a case: its
 // declaration (title, severity, role, parameters, needs), its requirements in brief and the
 // command that runs it alone. What a breach looks like is derived, not written per requirement:
 // from the table's test note and the cases' titles (each states the behaviour its checks expect).
@@ -114,7 +114,7 @@ std::string severity_verdict(Severity s) {
   return {};
 }
 
-/// The tags of the requirement table a text names: probes (T-CNT) in a test note, sources
+/// The tags of the requirement table a text names: instruments (T-CNT) in a test note, sources
 /// (PS, AA, H1.0+ for Hx.y) in a source.
 std::vector<const RequirementTerm*> terms_in(const std::string& text, const char* kind) {
   std::vector<const RequirementTerm*> out;
@@ -231,7 +231,7 @@ std::string explain_requirement(const Requirement& q, const ExplainContext& ctx)
   out += cases.empty() ? "):\n" : " and the cases' declarations):\n";
   if (*q.test) {
     out += wrap("the validator tests it so: " + plain(q.test), 2);
-    for (const RequirementTerm* t : terms_in(q.test, "probe")) out += wrap(fmt::format("{}: {}", t->tag, plain(t->text)), 4);
+    for (const RequirementTerm* t : terms_in(q.test, "instrument")) out += wrap(fmt::format("{}: {}", t->tag, plain(t->text)), 4);
   }
   if (!cases.empty())
     out += wrap(fmt::format("a breach ends one of the cases below as {}, with a check citing {} that says what it "

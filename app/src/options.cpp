@@ -78,7 +78,7 @@ const std::vector<Spec>& table() {
        "per-case time limit in seconds (bench: per route, beyond its expected length); a case that "
        "times out is run once more alone, with twice the time, before it is reported"},
       {"load_timeout", "", "load_timeout", Type::seconds, load_timeout.c_str(), 0, false, "", "S", kRun,
-       "time limit in seconds for loading a subject in a worker (dlopen, or import and its probes), "
+       "time limit in seconds for loading a subject in a worker (dlopen, or import and its load checks), "
        "apart from case time"},
       {"isolate", "", "isolate", Type::choice, "worker", 0, false, "worker|case|none", "MODE", kRunBench,
        "worker (a reused worker process, or interpreter), case (one per case) or none "

@@ -55,7 +55,7 @@ void skip_if_refused_by_validator(CaseContext& ctx, int rc);
 int export_raw(CaseContext& ctx, bool versioned, const Request& r, Exported& e);
 
 /// Why the subject is taken never to lend its storage ("copy otherwise"), or "". A Python
-/// package: its load probe (Subject::never_lends). A plugin: asked now, of `r` in a versioned
+/// package: its load check (Subject::never_lends). A plugin: asked now, of `r` in a versioned
 /// struct: its plain export is a copy flagged IS_COPIED and the same request with copy=False
 /// (DLPV_REQ_NO_COPY) is refused cleanly.
 std::string never_lends(CaseContext& ctx, const Request& r);

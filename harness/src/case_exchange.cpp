@@ -71,27 +71,27 @@ std::string step_words(const std::string& step) {
   if (step == "dlopen") return "loading the library (dlopen: its constructors)";
   if (step == "entry") return "calling the plugin's entry point";
   if (step == "import") return "importing the package";
-  if (step == "probe.export") return "probing its first export (__dlpack__)";
-  if (step == "probe.capsule_destructor") return "dropping its first capsule unconsumed (the capsule destructor)";
-  if (step == "probe.consumer") return "probing its from_dlpack with a producer that refuses";
-  if (step == "probe.consumer_versioned")
-    return "probing its from_dlpack with a versioned capsule it did not ask for";
-  if (step == "probe.consumer_plain") return "probing its from_dlpack with a plain float32 CPU tensor";
+  if (step == "load_check.export") return "checking its first export (__dlpack__)";
+  if (step == "load_check.capsule_destructor") return "dropping its first capsule unconsumed (the capsule destructor)";
+  if (step == "load_check.consumer") return "checking its from_dlpack with a producer that refuses";
+  if (step == "load_check.consumer_versioned")
+    return "checking its from_dlpack with a versioned capsule it did not ask for";
+  if (step == "load_check.consumer_plain") return "checking its from_dlpack with a plain float32 CPU tensor";
   if (step == "start" || step.empty()) return "loading the subject";
   return "loading the subject (" + step + ")";
 }
 
 std::vector<std::string> step_requirements(const std::string& step) {
-  if (step == "probe.export") return {"CAP-01"};
-  if (step == "probe.capsule_destructor") return {"CAP-03"};
-  if (step == "probe.consumer") return {"ERR-03"};
-  if (step == "probe.consumer_versioned") return {"CAP-09"};
-  if (step == "probe.consumer_plain") return {"KW-10"};
+  if (step == "load_check.export") return {"CAP-01"};
+  if (step == "load_check.capsule_destructor") return {"CAP-03"};
+  if (step == "load_check.consumer") return {"ERR-03"};
+  if (step == "load_check.consumer_versioned") return {"CAP-09"};
+  if (step == "load_check.consumer_plain") return {"KW-10"};
   return {};
 }
 
 bool step_is_optional(const std::string& step) {
-  return step == "probe.consumer_versioned" || step == "probe.consumer_plain";
+  return step == "load_check.consumer_versioned" || step == "load_check.consumer_plain";
 }
 
 std::string quote_line(const std::string& line) {
@@ -298,7 +298,7 @@ Hello await_hello(WorkerProcess& w, double load_s, unsigned long long memory_lim
   Sequence seq(w.load_nonce());
   const auto t0 = Clock::now();
   const auto deadline = t0 + seconds(load_s);
-  auto phase_of = [](const std::string& step) { return step.rfind("probe.", 0) == 0 ? step : std::string("load"); };
+  auto phase_of = [](const std::string& step) { return step.rfind("load_check.", 0) == 0 ? step : std::string("load"); };
   for (;;) {
     std::string line;
     const WorkerProcess::Wait wait = w.next_line(line, deadline);

@@ -46,12 +46,12 @@ struct LoadStep {
   std::string step;
 };
 
-/// The words of a loader step ("importing the package", "probing its first export ...").
+/// The words of a loader step ("importing the package", "checking its first export ...").
 std::string step_words(const std::string& step);
-/// The requirement a death at that step breaks (the probes exercise the library's own DLPack code).
+/// The requirement a death at that step breaks (the load checks exercise the library's own DLPack code).
 std::vector<std::string> step_requirements(const std::string& step);
-/// A load step that only decides a fact for the cases (a consumer probe with a capsule it did
-/// not ask for, or a plain tensor): a death there is kept as that probe's result and the run
+/// A load step that only decides a fact for the cases (a consumer's load check with a capsule it did
+/// not ask for, or a plain tensor): a death there is kept as that check's result and the run
 /// goes on with the step left out, instead of losing every case of the release.
 bool step_is_optional(const std::string& step);
 /// A line for a message: printable, at most 120 bytes, quoted.

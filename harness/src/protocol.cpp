@@ -69,7 +69,7 @@ SubjectInfo subject_from_json(const json& j) {
   s.dlpack_version = DLPackVersion{j.value("major", 0u), j.value("minor", 0u)};
   s.capabilities = j.value("capabilities", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
-  // Why capabilities are absent, as the worker's probes found it: the supervisor words a skip
+  // Why capabilities are absent, as the worker's load checks found it: the supervisor words a skip
   // it decides itself exactly as the worker would.
   s.absent = j.value("absent", std::map<std::string, std::string>{});
   s.version_unknown = j.value("version_unknown", "");

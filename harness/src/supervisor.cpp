@@ -70,7 +70,7 @@ const CaseInfo* load_case(const std::string& step) {
   c.title = "The subject loads, and its first capsule is made and dropped, without ending the process";
   c.requirements = reqs;
   c.severity = Severity::must;
-  c.role = step.rfind("probe.consumer", 0) == 0 ? Role::consumer : Role::producer;
+  c.role = step.rfind("load_check.consumer", 0) == 0 ? Role::consumer : Role::producer;
   infos.push_back(std::move(c));
   return &infos.back();
 }
@@ -121,15 +121,15 @@ bool load_subjects(WorkerPool& pool, const RunOptions& options, RunResult& run, 
     loaded = pool.start_first(failure);
     if (loaded) run.incidents.push_back(std::move(first));
   }
-  // Dying twice at an optional probe (one that only decides a fact: ONNX Runtime 1.21 to 1.30
-  // die when handed a versioned capsule they did not ask for) is that probe's result, kept once;
-  // the workers leave the probe out from then on and the release's cases run.
+  // Dying twice at an optional load check (one that only decides a fact: ONNX Runtime 1.21 to 1.30
+  // die when handed a versioned capsule they did not ask for) is that check's result, kept once;
+  // the workers leave the check out from then on and the release's cases run.
   std::set<std::string> left_out;
   while (!loaded && failure.status != Status::error && exchange::step_is_optional(pool.failed_load().step) &&
          left_out.insert(pool.failed_load().step).second) {
     const exchange::LoadStep at = pool.failed_load();
     CaseOutcome kept = failure;
-    kept.message += "; the run goes on with this probe left out (every worker skips it; the cases that need "
+    kept.message += "; the run goes on with this load check left out (every worker skips it; the cases that need "
                     "the fact it decides are skipped, saying so)";
     run.results.push_back({load_case(at.step), std::max(at.subject, 0), -1, kept});
     pool.skip_load_step(at.step);
@@ -186,7 +186,7 @@ RunResult run_cases(const RunOptions& options, const std::vector<const CaseInfo*
       ahead = pool.start_ahead(static_cast<size_t>(std::min<size_t>(asked, (cases.size() + 7) / 8)) - 1);
     // Load once up front so a clean load error is bad input before any case runs.
     const bool loaded = load_subjects(pool, options, run, load_failure);
-    // Workers started ahead before an optional probe was left out would die at it again.
+    // Workers started ahead before an optional load check was left out would die at it again.
     if (pool.leaves_out_steps()) ahead.clear();
     const std::vector<CaseResult> planned = plan(cases, run.subjects);
     const Labels labels{run.subjects};

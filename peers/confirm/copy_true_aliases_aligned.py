@@ -6,7 +6,7 @@ refuses copy=False for it with ValueError.
 The source is a NumPy float32 array placed MISALIGN bytes past a 256-byte boundary (0, 64, 16
 or 4). After the import the source is written; a result that changes with it views the
 producer's memory. The producer honours a forwarded copy=True by handing out a capsule of a
-copy, as the validator's probe does: a consumer that forwards the request is not charged.
+copy, as the validator's case does: a consumer that forwards the request is not charged.
 Cases: python.consumer.kw.copy.a256, .a64 (copy=True aliases), .a16, .a4 (copy=False refused
 with ValueError; on JAX 0.4.38 and 0.5.3 copy=False silently copies that data instead: "copies").
 Usage: python3 copy_true_aliases_aligned.py LIB MISALIGN aliases|copies|ValueError"""

@@ -2,7 +2,7 @@
 'dltensor_versioned' capsule handed to it, and does so whatever the version stamp says (2.0 or
 0.8): it reads a tensor whose major it does not know instead of refusing.
 Cases: python.consumer.version.* and consumer.version.major*_refused, now run on mlx because the
-load probe saw it parse versioned capsules.
+load check saw it parse versioned capsules.
 Usage: python3 mlx_versioned_any_major.py"""
 import mlx.core as mx
 import numpy as np

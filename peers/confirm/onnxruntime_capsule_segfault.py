@@ -4,7 +4,7 @@ unasked, a capsule already consumed and renamed) kills the process with SIGSEGV 
 raising (CAP-09: a consumer checks the capsule's name; ERR-04 for the plain object).
 The consumer is onnxruntime.OrtValue.from_dlpack from 1.26 (it passes anything without
 __dlpack__ through), the native OrtValue.from_dlpack(capsule, is_bool_tensor) on 1.21-1.25.
-Cases: subject.load (phase probe.consumer_versioned), python.consumer.error.no_methods.
+Cases: subject.load (phase load_check.consumer_versioned), python.consumer.error.no_methods.
 Usage: python3 onnxruntime_capsule_segfault.py object|versioned|used"""
 import sys
 

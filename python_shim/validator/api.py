@@ -174,7 +174,7 @@ def run(subjects, **keywords):
     The keywords are the command line's options, from the same options table
     (``validator.options()`` lists them with their defaults and help): ``filters``
     (``--filter``), ``exclude``, ``requirements`` (globs, a string or a list), ``timeout``
-    (seconds per case), ``load_timeout`` (seconds to import and probe a package in a worker,
+    (seconds per case), ``load_timeout`` (seconds to import and run the load checks of a package in a worker,
     apart from case time), ``isolate`` (``"worker"``, ``"case"`` or ``"none"``), ``jobs``
     (cases at once, in lanes; 0: one per core), ``strict``,
     ``baseline`` (expected results: matching failures become xfail), ``deterministic``,

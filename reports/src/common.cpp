@@ -132,7 +132,7 @@ std::string phase_words(const std::string& phase) {
   if (phase == "inspect") return "while the validator read the tensor it had exported (a bad pointer in it)";
   if (phase == "exchange_api") return "in its exchange API";
   if (phase == "setup" || phase == "make") return "while the case made its input";
-  if (phase == "load" || phase == "loading" || phase.rfind("probe", 0) == 0) return "while it was loaded or probed";
+  if (phase == "load" || phase == "loading" || phase.rfind("load_check", 0) == 0) return "while it was loaded or checked";
   return phase.empty() ? std::string() : "in phase '" + phase + "'";
 }
 }  // namespace

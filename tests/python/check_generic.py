@@ -172,17 +172,17 @@ def main():
     if any(r["status"] in ("error", "crash") for r in rec["results"]):
         problems.append("exits: a SystemExit became a validator error or ended a worker")
 
-    # 8. a load probe that kills the process (a versioned capsule handed unasked) is kept as that
-    # probe's result, once, and every case still runs
+    # 8. a load check that kills the process (a versioned capsule handed unasked) is kept as that
+    # check's result, once, and every case still runs
     proc, rec = run(workdir, "probecrash", "probecrash", extra=["--filter", "python.consumer.*"])
     loads = [r for r in rec["results"] if r["id"] == "subject.load"]
     if [(r["status"], r.get("phase"), r.get("requirements")) for r in loads] != \
-            [("crash", "probe.consumer_versioned", ["CAP-09"])]:
-        problems.append(f"probecrash: expected one subject.load crash at probe.consumer_versioned (CAP-09), got "
+            [("crash", "load_check.consumer_versioned", ["CAP-09"])]:
+        problems.append(f"probecrash: expected one subject.load crash at load_check.consumer_versioned (CAP-09), got "
                         f"{[(r['status'], r.get('phase'), r.get('requirements')) for r in loads]}")
     ran = [r for r in rec["results"] if r["id"] != "subject.load" and r["status"] == "pass"]
     if rec.get("not_run") or len(ran) < 5 or any(r["status"] == "crash" and r["id"] != "subject.load" for r in rec["results"]):
-        problems.append(f"probecrash: the cases did not run after the probe was left out ({len(ran)} pass, "
+        problems.append(f"probecrash: the cases did not run after the load check was left out ({len(ran)} pass, "
                         f"not_run {str(rec.get('not_run'))[:200]})")
 
     # 9. an ml_dtypes that is there but cannot be imported (AttributeError) is no ml_dtypes: the
@@ -247,7 +247,7 @@ def main():
     intrusions = [i for i in rec.get("incidents", []) if i.get("kind") == "intrusion"]
     if not ran or statuses not in (["fail"], ["fail", "skip"]) or any("forged" in r["message"] for r in ran):
         problems.append(f"pipewriter: the cases' own verdicts are not kept: {statuses}")
-    # one for each case that ran, and one for the load (its probes call from_dlpack too)
+    # one for each case that ran, and one for the load (its load checks call from_dlpack too)
     if sum("while a worker was" in i["message"] for i in intrusions) < 1 or \
             sum(" ran: " in i["message"] for i in intrusions) != len(ran) or \
             any(i.get("subject") != 0 or "forged" not in i["message"] for i in intrusions):

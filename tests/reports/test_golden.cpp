@@ -41,9 +41,9 @@ void check_golden(const std::string& name, const std::string& actual) {
     MESSAGE("updated " << path);
     return;
   }
-  std::ifstream probe(path);
+  std::ifstream in(path);
   INFO("golden file " << path << " (rerun with DLPV_UPDATE_GOLDEN=1 to regenerate)");
-  REQUIRE(probe.good());
+  REQUIRE(in.good());
   std::string expected = dlpv_test::slurp(path);
   INFO("first difference at line " << first_diff_line(expected, actual));
   CHECK(expected == actual);

@@ -33,7 +33,7 @@ void check_deleted_once(CaseContext& ctx, const Feed& f, const char* req, const 
 bool speaks_versioned(PythonSubject& ps) { return ps.facts().consumer_versioned; }
 bool takes_versioned(PythonSubject& ps) { return ps.info().has(need::import_versioned); }
 
-// Why a consumer takes no versioned capsules, as the load-time probe found it.
+// Why a consumer takes no versioned capsules, as the load check found it.
 std::string legacy_reason(PythonSubject& ps) {
   const auto& absent = ps.info().absent;
   auto it = absent.find(need::import_versioned);
@@ -58,7 +58,7 @@ MadeSpec home_spec(PythonSubject& ps) {
 Feed feed(CaseContext& ctx, PythonSubject& ps, const MadeSpec& spec, bool versioned,
           py::dict kwargs, const std::function<void(ProducerScript&)>& tweak, const std::string& reaches) {
   ctx.phase("setup");
-  // Host memory handed to a package the load probe saw refuse host memory altogether (dpnp
+  // Host memory handed to a package the load check saw refuse host memory altogether (dpnp
   // 0.15: "The DLPack tensor resides on unsupported device"): DEV-04 allows that refusal, and
   // nothing this case judges can be seen through it.
   if (const std::string refused = ps.refuses_device(spec.device); !refused.empty()) ctx.skip(refused);

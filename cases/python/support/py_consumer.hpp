@@ -72,7 +72,7 @@ bool speaks_versioned(PythonSubject& ps);
 /// unasked (both probed at load); the rules about reading a versioned tensor (VER-03/04,
 /// FLAG-04) apply to it.
 bool takes_versioned(PythonSubject& ps);
-/// Why a consumer takes no versioned capsules, as the load-time probe found it.
+/// Why a consumer takes no versioned capsules, as the load check found it.
 std::string legacy_reason(PythonSubject& ps);
 /// A validator-made tensor on the package's home device (the first one its adapter declares).
 MadeSpec home_spec(PythonSubject& ps);

@@ -234,16 +234,16 @@ struct Requirement {
   const char* level;    ///< MUST, SHOULD, MAY, INFO ...
   const char* summary;  ///< our checklist's one-paragraph statement
   const char* source;   ///< the texts it rests on, by tag ("PS; NP"), as the table records them
-  const char* test;     ///< how the validator probes it (the table's *Test:* part)
+  const char* test;     ///< how the validator tests it (the table's *Test:* part)
 };
 const Requirement* find_requirement(const std::string& id);
 const std::vector<Requirement>& all_requirements();
 
-/// A tag the requirement table's entries use: a source ("PS", "Hx.y": the document) or a probe
+/// A tag the requirement table's entries use: a source ("PS", "Hx.y": the document) or an instrument
 /// ("T-CNT": what the validator builds to observe a requirement).
 struct RequirementTerm {
   const char* tag;
-  const char* kind;  ///< "source" or "probe"
+  const char* kind;  ///< "source" or "instrument"
   const char* text;
 };
 const std::vector<RequirementTerm>& requirement_terms();

@@ -19,7 +19,7 @@ struct RunOptions {
   std::vector<std::string> subject_paths;
   std::vector<std::string> filters;  ///< globs over case ids; empty = all
   double timeout_s = kDefaultCaseTimeoutS;
-  /// Loading a subject in a worker (dlopen or import, and the load-time probes) has its own
+  /// Loading a subject in a worker (dlopen or import, and the load checks) has its own
   /// deadline, apart from case time: a slow import is not a case's timeout.
   double load_timeout_s = kDefaultLoadTimeoutS;
   Isolation isolation = Isolation::worker;

@@ -22,7 +22,7 @@ inline constexpr const char* kCapabilities[] = {
     "export_versioned", "export_legacy", "import_versioned", "import_legacy", "read_array",
     "is_writable",      "release_array", "exchange_api",     "copy_keyword",  "consumer_protocol",
     // Of the machine, not the library: a CUDA driver with a device. The worker that describes
-    // the subjects probes it once; where a description does not say (a lazy worker's, or
+    // the subjects checks it once; where a description does not say (a lazy worker's, or
     // --isolate=none), the case body decides (need_cuda).
     "cuda_driver"};
 
@@ -79,7 +79,7 @@ class Subject {
   /// reuse the existing memory buffer if possible and copy otherwise", so such a producer is
   /// judged by "copy otherwise" (IS_COPIED set, copy=False refused with BufferError).
   virtual std::string never_lends() const { return {}; }
-  /// Why this subject's consumer takes no tensors on `device`, as its load-time probe found it
+  /// Why this subject's consumer takes no tensors on `device`, as its load checks found it
   /// (a CUDA-only library refusing host memory); "" when nothing was found. Consumer cases on
   /// such a device are skips that say so: DEV-04 allows the refusal.
   virtual std::string refuses_device(DLDevice device) const {
@@ -124,15 +124,15 @@ struct SubjectLoadError {
   std::string message;
 };
 
-/// Loaders announce the step they are in ("dlopen", "entry", "import", "probe.export",
-/// "probe.capsule_destructor", "probe.consumer") so that a worker that dies while loading is
+/// Loaders announce the step they are in ("dlopen", "entry", "import", "load_check.export",
+/// "load_check.capsule_destructor", "load_check.consumer") so that a worker that dies while loading is
 /// charged to that step (and to the requirement it breaks) rather than to a case. The worker
 /// sets the hook; without one the calls do nothing.
 using LoadStepHook = void (*)(const char* step);
 void set_load_step_hook(LoadStepHook hook);
 void load_step(const char* step);
 
-/// An optional load step (a probe that only decides a fact, such as "probe.consumer_versioned")
+/// An optional load step (a load check that only decides a fact, such as "load_check.consumer_versioned")
 /// that killed an earlier worker of this run: the supervisor names it in the worker's
 /// environment (kSkipStepsVar, comma separated), and the loader leaves it out, so that the
 /// release's cases still run. The death itself is reported once, as `subject.load`.

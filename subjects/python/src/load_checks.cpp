@@ -19,10 +19,10 @@
 
 namespace dlpv::python {
 
-void PythonSubject::probe() {
-  if (probe_devices()) {
-    probe_producer();
-    probe_consumer();
+void PythonSubject::run_load_checks() {
+  if (check_devices()) {
+    check_producer();
+    check_consumer();
     declare_capabilities();
   }
   // Everything alive now (the package, its imports, the adapter) lives as long as the worker:
@@ -35,7 +35,7 @@ void PythonSubject::probe() {
 
 // Where the adapter says the package allocates: the first device is home. False when nothing
 // can be exercised here (every case that needs the package then skips with the reason).
-bool PythonSubject::probe_devices() {
+bool PythonSubject::check_devices() {
   std::map<std::string, std::string>& absent = info_.absent;
   if (py::hasattr(adapter_, "devices")) {
     std::vector<DLDevice> declared;
@@ -66,7 +66,7 @@ bool PythonSubject::probe_devices() {
       absent[c] = unavailable_;
     info_.notes.push_back(unavailable_ + ": every case is a skip");
     // Nothing was exported or imported: which DLPack versions it speaks is unknown, not pre-1.0.
-    info_.version_unknown = "no array could be made here to probe them (" + unavailable_ + ")";
+    info_.version_unknown = "no array could be made here to check them (" + unavailable_ + ")";
     return false;
   }
   if (home_.device_type != kDLCPU)
@@ -77,10 +77,10 @@ bool PythonSubject::probe_devices() {
 // The producer side: the exports a float32 array gives (versioned, legacy, copy=), whether it
 // lends its storage, and the exchange API on its type. Each first capsule dies unconsumed here,
 // so its destructor runs the deleter (CAP-03) while the loader says so.
-void PythonSubject::probe_producer() {
+void PythonSubject::check_producer() {
   const DLDataType f32{kDLFloat, 32, 1};
   std::map<std::string, std::string>& absent = info_.absent;
-  load_step("probe.export");
+  load_step("load_check.export");
   py::object x;
   // A 2x3 array, else a 1-d one: a package may export some array types and not others (PyArrow
   // before 26: its Array has __dlpack__, its Tensor does not). A package none of whose arrays
@@ -122,9 +122,9 @@ void PythonSubject::probe_producer() {
                                      ": no versioned (DLPack >= 1.0) export";
       }
       // The first capsule dies unconsumed here: its destructor runs the deleter (CAP-03).
-      load_step("probe.capsule_destructor");
+      load_step("load_check.capsule_destructor");
       cap = py::object();
-      load_step("probe.export");
+      load_step("load_check.export");
     } catch (py::error_already_set& e) {
       const bool type_error = is_instance_of(e, PyExc_TypeError);
       if (is_instance_of(e, PyExc_BufferError)) versioned_refusal = describe(e);
@@ -148,9 +148,9 @@ void PythonSubject::probe_producer() {
         absent["export_legacy"] = "__dlpack__() (max_version=None) returns " +
                                   (name.empty() ? std::string("a non-capsule") : "a '" + name + "' capsule") +
                                   ", not a legacy 'dltensor' capsule";
-      load_step("probe.capsule_destructor");
+      load_step("load_check.capsule_destructor");
       cap = py::object();
-      load_step("probe.export");
+      load_step("load_check.export");
     } catch (py::error_already_set& e) {
       if (is_instance_of(e, PyExc_BufferError) && !versioned_refusal.empty()) {
         // Neither kind of export of a plain float32 CPU array: no DLPack export at all (ndonnx
@@ -182,7 +182,7 @@ void PythonSubject::probe_producer() {
         info_.capabilities.push_back("copy_keyword");  // it understood the keyword; the cases judge the answer
         if (is_instance_of(e, PyExc_BufferError) && home_.device_type == kDLCPU) {
           const std::string refusal = describe(e);
-          probe_never_lends(x);
+          check_never_lends(x);
           if (!facts_.never_lends.empty()) facts_.never_lends = refusal + "; " + facts_.never_lends;
         }
       }
@@ -212,9 +212,9 @@ void PythonSubject::probe_producer() {
 
 // The consumer side: from_dlpack fed a scripted producer that records the keywords and refuses,
 // so nothing is imported; then, on the CPU, whether it parses a versioned capsule unasked.
-void PythonSubject::probe_consumer() {
+void PythonSubject::check_consumer() {
   std::map<std::string, std::string>& absent = info_.absent;
-  load_step("probe.consumer");
+  load_step("load_check.consumer");
   if (!py::hasattr(adapter_, "from_dlpack")) {
     absent["import_versioned"] = absent["import_legacy"] = "the adapter has no from_dlpack";
   } else {
@@ -256,17 +256,17 @@ void PythonSubject::probe_consumer() {
         }
       }
       facts_.consumer_versioned = versioned;
-      if (home_.device_type != kDLCPU) probe_cpu_refusal();
-      // It never asked the probe's producer for a tensor: does it import anything at all? A
+      if (home_.device_type != kDLCPU) check_cpu_refusal();
+      // It never asked the load check's producer for a tensor: does it import anything at all? A
       // plain float32 CPU tensor refused as well is no DLPack import here (ndonnx: "does not
       // (yet) support"): one fact, not a failure of every import case.
-      if (kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("probe.consumer_plain")) {
-        facts_.probe_left_out = "probe.consumer_plain";
+      if (kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("load_check.consumer_plain")) {
+        facts_.check_left_out = "load_check.consumer_plain";
       } else if (kw.is_none() && home_.device_type == kDLCPU) {
-        load_step("probe.consumer_plain");
-        const std::string refused = probe_plain_import(false);
-        load_step("probe.consumer");
-        if (!refused.empty() && !probe_plain_import(true).empty()) {
+        load_step("load_check.consumer_plain");
+        const std::string refused = try_plain_import(false);
+        load_step("load_check.consumer");
+        if (!refused.empty() && !try_plain_import(true).empty()) {
           facts_.refuses_imports = "from_dlpack refuses every tensor it is handed, before asking for it (a plain "
                                    "2-element float32 CPU tensor, legacy or versioned: " + refused + ")";
           facts_.consumer = false;
@@ -286,15 +286,15 @@ void PythonSubject::probe_consumer() {
                                ") without max_version >= (1, 0), so it cannot take a versioned tensor";
       // Not asking is not refusing: a consumer that imports a versioned capsule handed to it
       // unasked parses versioned tensors, and VER-03 applies to what it parses.
-      if (!kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("probe.consumer_versioned")) {
-        facts_.probe_left_out = "probe.consumer_versioned";
+      if (!kw.is_none() && home_.device_type == kDLCPU && load_step_skipped("load_check.consumer_versioned")) {
+        facts_.check_left_out = "load_check.consumer_versioned";
         absent["import_versioned"] +=
-            "; whether it parses a versioned capsule handed to it unasked is unknown: that load probe killed the "
+            "; whether it parses a versioned capsule handed to it unasked is unknown: that load check killed the "
             "process (reported once as subject.load) and was left out";
       } else if (!kw.is_none() && home_.device_type == kDLCPU) {
-        load_step("probe.consumer_versioned");
-        facts_.consumer_parses_versioned = probe_unasked_versioned();
-        load_step("probe.consumer");
+        load_step("load_check.consumer_versioned");
+        facts_.consumer_parses_versioned = check_unasked_versioned();
+        load_step("load_check.consumer");
         if (facts_.consumer_parses_versioned)
           absent.erase("import_versioned");
       }
@@ -344,8 +344,8 @@ void PythonSubject::declare_capabilities() {
   if (!facts_.refuses_imports.empty())
     info_.notes.push_back("consumer: no DLPack import: " + facts_.refuses_imports +
                           "; the import cases are skipped, python.consumer.kw.any_object (KW-10) reports it once");
-  if (!facts_.probe_left_out.empty())
-    info_.notes.push_back("consumer: the load probe " + facts_.probe_left_out +
+  if (!facts_.check_left_out.empty())
+    info_.notes.push_back("consumer: the load check " + facts_.check_left_out +
                           " killed the process (reported once as subject.load) and was left out; what it decides "
                           "is taken as not shown");
   if (facts_.exchange_attr == "capsule") info_.notes.push_back("exchange API: __dlpack_c_exchange_api__ capsule present");
@@ -359,9 +359,9 @@ void PythonSubject::declare_capabilities() {
 
 // A valid versioned float32 tensor of two elements (stamped 1.0), handed to from_dlpack by a
 // producer that ignores what it was asked: true when the consumer imports it.
-bool PythonSubject::probe_unasked_versioned() { return probe_plain_import(true).empty(); }
+bool PythonSubject::check_unasked_versioned() { return try_plain_import(true).empty(); }
 
-std::string PythonSubject::probe_plain_import(bool versioned) {
+std::string PythonSubject::try_plain_import(bool versioned) {
   static float values[2] = {1.0f, 2.0f};
   static int64_t shape[1] = {2};
   static int64_t strides[1] = {1};
@@ -397,12 +397,12 @@ std::string PythonSubject::probe_plain_import(bool versioned) {
   return refused;
 }
 
-// A load-time consumer probe on `device`: it records the keywords and raises BufferError when
+// A load check's producer on `device`: it records the keywords and raises BufferError when
 // its __dlpack__ is called, so nothing is imported.
 py::object PythonSubject::refusing_producer(DLDevice device) {
   ProducerScript cfg;
   cfg.raise_type = "BufferError";
-  cfg.raise_message = "dlpack-validate capability probe (expected to be propagated)";
+  cfg.raise_message = "dlpack-validate load check (expected to be propagated)";
   cfg.device = device;
   return make_producer(cfg);
 }
@@ -410,7 +410,7 @@ py::object PythonSubject::refusing_producer(DLDevice device) {
 // A CPU array that refused copy=False with BufferError: is its default export a copy? Then the
 // package never lends its storage, and the cases judge it by "copy otherwise". A package whose
 // default export aliases the array (it could have lent) keeps the zero-copy rules.
-void PythonSubject::probe_never_lends(py::handle x) {
+void PythonSubject::check_never_lends(py::handle x) {
   const std::optional<uintptr_t> own = library_address(x);
   if (!own) return;  // where the array lives is not known: nothing can be told
   try {
@@ -433,7 +433,7 @@ void PythonSubject::probe_never_lends(py::handle x) {
 // For a package whose adapter declares no CPU device: does its from_dlpack take a CPU
 // producer? A refusal before __dlpack__ is called (the scripted producer raises BufferError once it is
 // called, which a consumer propagates) is the package's own word that it takes no host memory.
-void PythonSubject::probe_cpu_refusal() {
+void PythonSubject::check_cpu_refusal() {
   for (const DLDevice& d : devices_)
     if (d.device_type == kDLCPU) return;
   py::object p = refusing_producer(DLDevice{kDLCPU, 0});
@@ -448,11 +448,11 @@ void PythonSubject::probe_cpu_refusal() {
   // It asked for the tensor: does it take one that lives in host memory? A plain float32 CPU
   // tensor refused, legacy and versioned, is the same fact found later (dpnp 0.15 refuses
   // every host tensor; on its own device it imports, byte_offset included).
-  if (facts_.cpu_refusal.empty() && !load_step_skipped("probe.consumer_plain")) {
-    load_step("probe.consumer_plain");
-    const std::string legacy = probe_plain_import(false);
-    const std::string versioned = legacy.empty() ? std::string() : probe_plain_import(true);
-    load_step("probe.consumer");
+  if (facts_.cpu_refusal.empty() && !load_step_skipped("load_check.consumer_plain")) {
+    load_step("load_check.consumer_plain");
+    const std::string legacy = try_plain_import(false);
+    const std::string versioned = legacy.empty() ? std::string() : try_plain_import(true);
+    load_step("load_check.consumer");
     if (!legacy.empty() && !versioned.empty())
       facts_.cpu_refusal = "from_dlpack refused a plain 2-element float32 CPU tensor at load, legacy (" + legacy +
                            ") and versioned (" + versioned + "), and the adapter declares no CPU device: the "

@@ -105,7 +105,7 @@ void gc_freeze() {
 }
 void gc_unfreeze() { call_kept(g_gc_unfreeze); }
 
-// ---- construction and load-time probes ---------------------------------------------------
+// ---- construction and load checks ----------------------------------------------------------
 
 PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
     : adapter_(std::move(adapter)), spec_(std::move(spec)) {
@@ -124,7 +124,7 @@ PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
       info_.notes.push_back("adapter.notes is not a list of strings: " + describe(e));
     }
   }
-  probe();
+  run_load_checks();
 }
 
 PythonSubject::~PythonSubject() {
@@ -169,8 +169,8 @@ py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
   return adapter_.attr("from_dlpack")(obj, **kwargs);
 }
 
-// The load checks (probe, probe_devices, probe_producer, probe_consumer, declare_capabilities,
-// probe_plain_import, probe_never_lends, probe_cpu_refusal) are in load_checks.cpp.
+// The load checks (run_load_checks, check_devices, check_producer, check_consumer, declare_capabilities,
+// try_plain_import, check_never_lends, check_cpu_refusal) are in load_checks.cpp.
 
 // ---- errors -------------------------------------------------------------------------------
 
@@ -215,7 +215,7 @@ void PythonSubject::settle() {
 }
 
 // The case's unreachable Python objects are collected now. Cheap: the objects alive when the
-// package had loaded were frozen out of the collector's reach (probe()), so a full collection
+// package had loaded were frozen out of the collector's reach (run_load_checks()), so a full collection
 // walks only what cases made since.
 void PythonSubject::after_case() {
   py::gil_scoped_acquire gil;

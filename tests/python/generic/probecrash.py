@@ -1,7 +1,7 @@
 """probecrash: a legacy consumer that dies (SIGSEGV) when from_dlpack is handed a versioned
 capsule it did not ask for, as ONNX Runtime 1.21 to 1.30 do, and otherwise imports through NumPy.
-The validator's load probe that hands it such a capsule kills the worker: that death must be kept
-once as the probe's result (subject.load, CAP-09) while every case still runs
+The validator's load check that hands it such a capsule kills the worker: that death must be kept
+once as the check's result (subject.load, CAP-09) while every case still runs
 (tests/python/check_generic.py)."""
 import ctypes
 

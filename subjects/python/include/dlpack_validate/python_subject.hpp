@@ -30,11 +30,11 @@ inline constexpr const char* kUsedLegacyName = "used_dltensor";
 inline constexpr const char* kUsedVersionedName = "used_dltensor_versioned";
 inline constexpr const char* kExchangeName = "dlpack_exchange_api";
 
-/// What the load-time probes found out about the package.
+/// What the load checks found out about the package.
 struct Facts {
   bool producer_versioned = false;      ///< __dlpack__(max_version=(1,3)) gave a versioned capsule
   bool producer_legacy = false;         ///< __dlpack__() gave a legacy capsule
-  DLPackVersion producer_version{0, 0}; ///< version stamped in the versioned probe export
+  DLPackVersion producer_version{0, 0}; ///< version stamped in the load check's versioned export
   bool consumer_versioned = false;      ///< from_dlpack passes max_version >= (1,0)
   /// A consumer that never asks for max_version but imports a 'dltensor_versioned' capsule
   /// handed to it anyway: it parses versioned tensors, so the rules for those (VER-03) apply.
@@ -51,15 +51,15 @@ struct Facts {
   /// array is a copy (another address; flagged IS_COPIED where versioned).
   std::string never_lends;
   /// Why the package imports nothing (empty when it imports): its from_dlpack refused the
-  /// probe's producer without calling its __dlpack__, and refused a plain float32 CPU tensor
+  /// load check's producer without calling its __dlpack__, and refused a plain float32 CPU tensor
   /// too. Every import case is then a skip, and python.consumer.kw.any_object its one finding.
   std::string refuses_imports;
   /// Why the package exports nothing (empty when it exports): __dlpack__ refused a plain CPU
   /// array with BufferError, asked with and without max_version.
   std::string refuses_exports;
-  /// An optional load probe an earlier worker of this run died in, left out here
+  /// An optional load check an earlier worker of this run died in, left out here
   /// (load_step_skipped): its fact is unknown, and the note says so.
-  std::string probe_left_out;
+  std::string check_left_out;
 };
 
 class PythonSubject final : public Subject {
@@ -95,7 +95,7 @@ class PythonSubject final : public Subject {
                   const std::string& layout = "contiguous", bool read_only = false,
                   std::optional<DLDevice> device = std::nullopt);
   /// The first device the adapter declares (devices()): where the Python-protocol cases make
-  /// their arrays and label their probes. The CPU when the adapter declares none.
+  /// their arrays and label their load checks' tensors. The CPU when the adapter declares none.
   DLDevice home_device() const override { return home_; }
   void reuse_sources(bool on) override;
   /// adapter.synchronize() where the adapter has one (dpnp: its SYCL queue's wait()).
@@ -112,18 +112,18 @@ class PythonSubject final : public Subject {
 
  private:
   /// At load: what the package can do, in four steps (docs/adapters.md).
-  void probe();
-  bool probe_devices();
-  void probe_producer();
-  void probe_consumer();
+  void run_load_checks();
+  bool check_devices();
+  void check_producer();
+  void check_consumer();
   void declare_capabilities();
-  void probe_cpu_refusal();
-  void probe_never_lends(py::handle x);
+  void check_cpu_refusal();
+  void check_never_lends(py::handle x);
   py::object source_for(const DLPVRequest& req, const std::vector<int64_t>& shape);
-  bool probe_unasked_versioned();
+  bool check_unasked_versioned();
   /// from_dlpack of a plain 2-element float32 CPU tensor (static storage) in a capsule of the
   /// kind asked: "" when imported, else the exception.
-  std::string probe_plain_import(bool versioned);
+  std::string try_plain_import(bool versioned);
   py::object refusing_producer(DLDevice device);
   void set_error(const std::string& message);
   int import_common(void* managed, bool versioned, void** out_array);

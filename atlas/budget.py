@@ -3,6 +3,7 @@ DiskBudget, make_venv): each release's venv made once (scripts/venvs.py, with uv
 recently used ones of other releases evicted when the atlas folder passes the budget, and a new
 venv kept waiting while the venvs in use already fill it. atlas/tests/check_budget.py tests it."""
 import fcntl
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,10 +12,21 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# scripts/venvs.py, the project's one venv helper: scripts/ is not a package, so its folder is
-# put on the path here, the atlas's one place that reaches it (sweep.py uses it through here).
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import venvs  # noqa: E402
+
+
+def _load_venvs():
+    """scripts/venvs.py, the project's one venv helper, loaded from its file (scripts/ is not a
+    package): the atlas's one dependency on scripts/, named here and nowhere else (sweep.py uses
+    it through this module). Its ensure() runs our disk-budget hooks under its own lock, which
+    its command line cannot, so the atlas imports it rather than running it."""
+    path = os.path.join(ROOT, "scripts", "venvs.py")
+    spec = importlib.util.spec_from_file_location("dlpv_scripts_venvs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+venvs = _load_venvs()
 
 ENV_WORDS = {"env:oneapi"}  # requirement columns that are not packages (see the docstring)
 

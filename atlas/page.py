@@ -121,20 +121,10 @@ def carried_verdicts(carry, swept):
     return verdicts, cells, rels
 
 
-def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, carry=None):
+def requirement_verdicts(rec):
+    """(requirement, subject index) -> the statuses it got, and -> the (case id, subject name as a
+    file name) of each bad one. A pair result counts for the side it is charged to."""
     subjects = rec["subjects"]
-    who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
-    # The releases this sweep ran (their own results; a partner seen only in pairs is not one):
-    # --carry keeps every other release's verdicts from the earlier page.
-    swept = {subjects[r["subject"]].get("name", "") for r in rec["results"] if r.get("peer") is None}
-    carried, carried_cells, carried_rels = carried_verdicts(carry, swept)
-    libraries = {}
-    for lib, rel in who:
-        libraries.setdefault(lib, set()).add(rel)
-    for lib, rels in carried_rels.items():
-        libraries.setdefault(lib, set()).update(rels)
-    libraries = {lib: sorted(rels, key=version_key) for lib, rels in sorted(libraries.items())}
-    # (requirement, subject index) -> statuses, and the case ids behind a bad one
     seen, bad_cases = {}, {}
     for r in rec["results"]:
         charged = r.get("charged_to")
@@ -159,7 +149,11 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
             if status in BAD or status == "warn":
                 bad_cases.setdefault((q, idx), []).append((r["id"], re.sub(r"[^A-Za-z0-9_.+-]", "_",
                                                                            subjects[r["subject"]].get("name", ""))))
-    # confirming scripts: baseline entries naming a case and a script
+    return seen, bad_cases
+
+
+def confirm_scripts(baselines_dir):
+    """(baseline file stem, case) -> the command of its entry's confirmed_by."""
     confirm = {}
     if baselines_dir and os.path.isdir(baselines_dir):
         for f in sorted(os.listdir(baselines_dir)):
@@ -172,6 +166,11 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
             for e in doc.get("entries", []):
                 if e.get("confirmed_by"):
                     confirm.setdefault((f[:-5], e.get("case", "")), e["confirmed_by"])
+    return confirm
+
+
+def repro_scripts(repro_dir, out_dir):
+    """(case, subject as a file name) -> the reproducer scripts written for it, relative to the page."""
     repro = {}
     if repro_dir and os.path.isdir(repro_dir):
         for dirpath, _, files in sorted(os.walk(repro_dir)):
@@ -180,71 +179,88 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
                     parts = f[:-3].split("__")  # <case>__<subject>[__<peer>]
                     repro.setdefault((parts[0], parts[1] if len(parts) > 1 else ""), []).append(
                         os.path.relpath(os.path.join(dirpath, f), out_dir))
-    reqs = dict({row["id"]: row for row in (carry or {}).get("requirements", [])}, **rec.get("requirements", {}))
-    rows = []
-    for q in sorted({q for q, _ in seen} | {q for q, _, _ in carried}, key=lambda q: (AREAS.index(reqs.get(q, {}).get("area", "protocol"))
-                                                          if reqs.get(q, {}).get("area", "protocol") in AREAS else 99,
-                                                          q.split("-")[0], int(re.sub(r"\D", "", q) or 0))):
-        row = {"id": q, "area": reqs.get(q, {}).get("area", "protocol"), "level": reqs.get(q, {}).get("level", ""),
-               "summary": reqs.get(q, {}).get("summary", ""), "cells": {}}
-        for lib, rels in libraries.items():
-            per = {}
-            cases = []
-            for i, (l, rel) in enumerate(who):
-                if l != lib or (q, i) not in seen:
-                    continue
-                per[rel] = worst(seen[(q, i)])
-                cases += bad_cases.get((q, i), [])
-            for rel in rels:
-                if rel not in per and (q, lib, rel) in carried:
-                    per[rel] = carried[(q, lib, rel)]
-            tested = [rel for rel in rels if per.get(rel, "untested") != "untested"]
-            if not tested:
+    return repro
+
+
+class _Sources:
+    """What a requirement's cells are made from: the sweep's verdicts, the earlier page's
+    (--carry), the libraries' releases, the confirming scripts, reproducers and findings."""
+
+    def __init__(self, who, libraries, seen, bad_cases, carried, carried_cells, confirm, repro, findings, out_dir):
+        self.who, self.libraries, self.seen, self.bad_cases = who, libraries, seen, bad_cases
+        self.carried, self.carried_cells, self.confirm, self.repro = carried, carried_cells, confirm, repro
+        self.findings, self.out_dir = findings, out_dir
+
+    def cell(self, q, lib, rels):
+        """Requirement q's cell for library lib, or None where no release of it tested q."""
+        per = {}
+        cases = []
+        for i, (l, rel) in enumerate(self.who):
+            if l != lib or (q, i) not in self.seen:
                 continue
-            # Every claim rests on cells that ran: "now" is the newest release's own verdict
-            # ("untested" where it did not run the rule), and "since" the oldest release of the
-            # unbroken run of holds that ends at the newest (a release that did not run the rule
-            # ends the run: nothing is known of it).
-            now = per.get(rels[-1], "untested")
-            since = None
-            for rel in reversed(rels):
-                if per.get(rel, "untested") != "holds":
-                    break
-                since = rel
-            changed = None
-            for prev, rel in zip(tested, tested[1:]):
-                if per[prev] == "holds" and per[rel] != "holds":
-                    changed = rel
-            # A rule that broke after an earlier release held it is a finding only once a script
-            # shows it (atlas/findings.tsv); until then the page says the verdict changed.
-            confirmed = [f for f in findings if f["library"] == lib and f["requirement"] == q]
-            broke = changed if changed and confirmed else None
-            links = []
-            for c, who_safe in sorted(set(cases)):
-                if (lib, c) in confirm and not any(l.get("case") == c and "script" in l for l in links):
-                    # confirmed_by names the script from the repository root (peers/confirm/...):
-                    # the link is relative to the page, as the requirement links are.
-                    links.append({"case": c, "script": os.path.relpath(
-                        os.path.join(REPO_ROOT, confirm[(lib, c)].split()[0]), out_dir)})
-                for path in repro.get((c, who_safe), []):
-                    links.append({"case": c, "repro": path})
-            for f in findings:
-                if f["library"] == lib and f["requirement"] == q:
-                    links.insert(0, {"case": f["summary"], "script": f["script"]})
-            cases = [c for c, _ in cases]
-            if (q, lib) in carried_cells:  # a library this sweep did not run: its earlier cell's cases and links
-                cases += carried_cells[(q, lib)].get("cases", [])
-                links += [l for l in carried_cells[(q, lib)].get("links", [])
-                          if l not in links and l.get("case") in carried_cells[(q, lib)].get("cases", [])]
-            row["cells"][lib] = {"releases": {rel: per.get(rel, "untested") for rel in rels}, "since": since,
-                                 "broke_in": broke, "changed_in": changed, "now": now,
-                                 "last_tested": tested[-1], "cases": sorted(set(cases))[:20],
-                                 "links": links[:10]}
-        rows.append(row)
-    untested = [r["id"] for r in rows if not r["cells"]]
-    rows = [r for r in rows if r["cells"]]
-    # libraries seen only as pair partners (charged nothing, swept in no release of their own)
-    libraries = {lib: rels for lib, rels in libraries.items() if any(lib in r["cells"] for r in rows)}
+            per[rel] = worst(self.seen[(q, i)])
+            cases += self.bad_cases.get((q, i), [])
+        for rel in rels:
+            if rel not in per and (q, lib, rel) in self.carried:
+                per[rel] = self.carried[(q, lib, rel)]
+        tested = [rel for rel in rels if per.get(rel, "untested") != "untested"]
+        if not tested:
+            return None
+        # Every claim rests on cells that ran: "now" is the newest release's own verdict
+        # ("untested" where it did not run the rule), and "since" the oldest release of the
+        # unbroken run of holds that ends at the newest (a release that did not run the rule
+        # ends the run: nothing is known of it).
+        now = per.get(rels[-1], "untested")
+        since = None
+        for rel in reversed(rels):
+            if per.get(rel, "untested") != "holds":
+                break
+            since = rel
+        changed = None
+        for prev, rel in zip(tested, tested[1:]):
+            if per[prev] == "holds" and per[rel] != "holds":
+                changed = rel
+        # A rule that broke after an earlier release held it is a finding only once a script
+        # shows it (atlas/findings.tsv); until then the page says the verdict changed.
+        confirmed = [f for f in self.findings if f["library"] == lib and f["requirement"] == q]
+        broke = changed if changed and confirmed else None
+        links = self.links(q, lib, cases)
+        cases = [c for c, _ in cases]
+        if (q, lib) in self.carried_cells:  # a library this sweep did not run: its earlier cell's cases and links
+            earlier = self.carried_cells[(q, lib)]
+            cases += earlier.get("cases", [])
+            links += [l for l in earlier.get("links", []) if l not in links and l.get("case") in earlier.get("cases", [])]
+        return {"releases": {rel: per.get(rel, "untested") for rel in rels}, "since": since,
+                "broke_in": broke, "changed_in": changed, "now": now,
+                "last_tested": tested[-1], "cases": sorted(set(cases))[:20], "links": links[:10]}
+
+    def links(self, q, lib, cases):
+        """The cell's links: its findings first, then each bad case's confirming script and reproducers."""
+        links = []
+        for c, who_safe in sorted(set(cases)):
+            if (lib, c) in self.confirm and not any(l.get("case") == c and "script" in l for l in links):
+                # confirmed_by names the script from the repository root (peers/confirm/...):
+                # the link is relative to the page, as the requirement links are.
+                links.append({"case": c, "script": os.path.relpath(
+                    os.path.join(REPO_ROOT, self.confirm[(lib, c)].split()[0]), self.out_dir)})
+            for path in self.repro.get((c, who_safe), []):
+                links.append({"case": c, "repro": path})
+        for f in self.findings:
+            if f["library"] == lib and f["requirement"] == q:
+                links.insert(0, {"case": f["summary"], "script": f["script"]})
+        return links
+
+
+def requirement_order(reqs):
+    """Sort key of a requirement id: its area in the spec's order, then prefix and number."""
+    def key(q):
+        area = reqs.get(q, {}).get("area", "protocol")
+        return (AREAS.index(area) if area in AREAS else 99, q.split("-")[0], int(re.sub(r"\D", "", q) or 0))
+    return key
+
+
+def headline_of(libraries, rows, findings):
+    """Per library: what is broken, warned, holds and untested now, where it broke, its findings."""
     headline = []
     for lib, rels in libraries.items():
         cells = [r["cells"][lib] for r in rows if lib in r["cells"]]
@@ -262,6 +278,13 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
                                                                 for r in rows if r["id"] == f["requirement"]
                                                                 and lib in r["cells"]), None))
                                       for f in findings if f["library"] == lib]})
+    return headline
+
+
+def pair_counts(rec, carry, swept):
+    """dtype class -> producer -> consumer -> status counts of the pair results, with the earlier
+    page's pairs of releases not swept now."""
+    subjects = rec["subjects"]
     pairs = {}
     for r in rec["results"]:
         if r.get("peer") is None:
@@ -275,6 +298,11 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
             for c, cell in row.items():
                 if p not in swept or c not in swept:
                     pairs.setdefault(cls, {}).setdefault(p, {}).setdefault(c, dict(cell))
+    return pairs
+
+
+def sweep_facts(manifest, carry, carried_rels, swept):
+    """(sweep info, releases swept with their validator build, releases not installable)."""
     sweep, missing = {}, []
     for m in (manifest or {}).get("lines", []):
         if m.get("not_installable"):
@@ -291,8 +319,43 @@ def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, ca
                 if f"{m['library']} {m['release']}" not in swept and m not in missing]
     if carried_names:
         info["carried_releases"] = len(carried_names)
+    return info, sweep, missing
+
+
+def build(rec, baselines_dir, repro_dir, out_dir, findings=(), manifest=None, carry=None):
+    subjects = rec["subjects"]
+    who = [split_name(s.get("name") or s.get("path", "?")) for s in subjects]
+    # The releases this sweep ran (their own results; a partner seen only in pairs is not one):
+    # --carry keeps every other release's verdicts from the earlier page.
+    swept = {subjects[r["subject"]].get("name", "") for r in rec["results"] if r.get("peer") is None}
+    carried, carried_cells, carried_rels = carried_verdicts(carry, swept)
+    libraries = {}
+    for lib, rel in who:
+        libraries.setdefault(lib, set()).add(rel)
+    for lib, rels in carried_rels.items():
+        libraries.setdefault(lib, set()).update(rels)
+    libraries = {lib: sorted(rels, key=version_key) for lib, rels in sorted(libraries.items())}
+    seen, bad_cases = requirement_verdicts(rec)
+    sources = _Sources(who, libraries, seen, bad_cases, carried, carried_cells, confirm_scripts(baselines_dir),
+                       repro_scripts(repro_dir, out_dir), findings, out_dir)
+    reqs = dict({row["id"]: row for row in (carry or {}).get("requirements", [])}, **rec.get("requirements", {}))
+    rows = []
+    for q in sorted({q for q, _ in seen} | {q for q, _, _ in carried}, key=requirement_order(reqs)):
+        row = {"id": q, "area": reqs.get(q, {}).get("area", "protocol"), "level": reqs.get(q, {}).get("level", ""),
+               "summary": reqs.get(q, {}).get("summary", ""), "cells": {}}
+        for lib, rels in libraries.items():
+            cell = sources.cell(q, lib, rels)
+            if cell is not None:
+                row["cells"][lib] = cell
+        rows.append(row)
+    untested = [r["id"] for r in rows if not r["cells"]]
+    rows = [r for r in rows if r["cells"]]
+    # libraries seen only as pair partners (charged nothing, swept in no release of their own)
+    libraries = {lib: rels for lib, rels in libraries.items() if any(lib in r["cells"] for r in rows)}
+    info, sweep, missing = sweep_facts(manifest, carry, carried_rels, swept)
     return {"schema": "dlpack-validate/atlas", "schema_version": 1,
-            "libraries": libraries, "headline": headline, "requirements": rows, "untested": untested, "pairs": pairs,
+            "libraries": libraries, "headline": headline_of(libraries, rows, findings), "requirements": rows,
+            "untested": untested, "pairs": pair_counts(rec, carry, swept),
             "results": len(rec["results"]), "subjects": [s.get("name") for s in subjects],
             "findings": list(findings), "not_installed": missing, "sweep": info, "releases_swept": sweep}
 
@@ -356,7 +419,8 @@ tb.querySelectorAll('tr.area').forEach(function(r){r.remove();});rows.forEach(fu
 """
 
 
-def render(atlas, title, req_doc="docs/requirements.md"):
+def head_html(atlas, title):
+    """The title, the lead and the per-library summary table."""
     e = html.escape
     out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
            f"<meta name=viewport content='width=device-width'><style>{CSS}</style></head><body>"]
@@ -384,6 +448,13 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                    f"{': ' + e(', '.join(h['broken_now'][:8])) if h['broken_now'] else ''}</td>"
                    f"<td>{len(h['warn_now'])}</td><td>{len(h.get('untested_now', []))}</td><td>{found or '–'}</td></tr>")
     out.append("</tbody></table>")
+    return out
+
+
+def changes_html(atlas):
+    """What changed since the previous sweep (--previous), when the page knows."""
+    e = html.escape
+    out = []
     ch = atlas.get("changes")
     if ch:
         def items(xs, when):  # when: "was" (its verdict before) or "now" (its verdict now)
@@ -399,6 +470,13 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                    f"{e(tested) or 'none'}</li>"
                    f"<li>Releases added ({len(ch['releases_added'])}): {e(', '.join(ch['releases_added'])) or 'none'}; "
                    f"removed: {e(', '.join(ch['releases_removed'])) or 'none'}</li></ul>")
+    return out
+
+
+def notes_html(atlas):
+    """The lead paragraphs: releases not installable, the validator builds, findings, untested rules."""
+    e = html.escape
+    out = []
     if atlas.get("not_installed"):
         out.append("<p class=lead><b>Listed but not in the atlas</b> (cannot be installed or loaded here): " +
                    "; ".join(f"{e(m['library'])} {e(m['release'])}: {e(m['why'][:160])}" for m in atlas["not_installed"])
@@ -422,6 +500,47 @@ def render(atlas, title, req_doc="docs/requirements.md"):
     if atlas["untested"]:
         out.append(f"<p class=lead>Not tested on any release swept ({len(atlas['untested'])}): "
                    f"{e(', '.join(atlas['untested']))}.</p>")
+    return out
+
+
+def cell_html(c):
+    """One library's cell of a requirement row: a square per release, what holds or broke since
+    when, and up to three links (confirming scripts, reproducers)."""
+    e = html.escape
+    if not c:
+        return "<td data-k=9></td>"
+    rank = {"broken": 0, "warn": 1, "holds": 2}.get(c["now"], 3)
+    # one square per release, oldest first; its tooltip names the release (the colour says
+    # the verdict): short markup, as the page holds rows x releases of them
+    squares = "".join(f"<i class=s{st[0]} title={e(rel)}></i>" for rel, st in c["releases"].items())
+    parts = [squares]
+    if c["now"] == "holds" and c["since"]:
+        parts.append(f"<span class=since>since {e(c['since'])}</span>")
+    elif c["now"] == "untested":
+        parts.append(f"<span class=unc>not run by {e(list(c['releases'])[-1])}; last tested in "
+                     f"{e(c.get('last_tested') or '?')}</span>")
+    elif c["now"] != "holds":
+        parts.append(f"<span class=now-{e(c['now'])}>{e(c['now'])} in {e(list(c['releases'])[-1])}</span>")
+    if c["broke_in"]:
+        parts.append(f"<span class=brk>broke in {e(c['broke_in'])}</span>")
+    elif c.get("changed_in"):
+        parts.append(f"<span class=unc title='a release held it, a later one does not; no script "
+                     f"confirms it yet'>changed in {e(c['changed_in'])} (unconfirmed)</span>")
+    for link in c["links"][:3]:
+        named = link["case"] + (f": {CASE_TITLES[link['case']]}" if link["case"] in CASE_TITLES else "")
+        if "script" in link:
+            parts.append(f"<a href='{e(link['script'])}' title='{e(named)}'>confirm</a>")
+        else:
+            parts.append(f"<a href='{e(link['repro'])}' title='{e(named)}'>repro</a>")
+    tip = "; ".join(c["cases"][:6])
+    return f"<td data-k={rank} title='{e(tip)}'>{'<br>'.join(parts)}</td>"
+
+
+def requirements_html(atlas, req_doc):
+    """The legend, the filters and the requirement table: one row per rule, one cell per library."""
+    e = html.escape
+    libs = atlas["libraries"]
+    out = []
     out.append("<p class=legend><span><i class='sq holds'></i> holds</span><span><i class='sq warn'></i> warn (a "
                "SHOULD not honoured)</span><span><i class='sq broken'></i> broken (a MUST, or a crash)</span>"
                "<span><i class='sq untested'></i> not tested (skipped: the library lacks the feature)</span></p>")
@@ -440,37 +559,16 @@ def render(atlas, title, req_doc="docs/requirements.md"):
         out.append(f"<tr class=req id='r-{e(row['id'])}'><td class=req><a href='{e(req_doc)}#{e(row['id'].lower())}'>{e(row['id'])}"
                    f"</a></td><td>{e(row['level'])}</td><td class=sum>{e(row['summary'].replace('`', '')[:150])}</td>")
         for lib in libs:
-            c = row["cells"].get(lib)
-            if not c:
-                out.append("<td data-k=9></td>")
-                continue
-            rank = {"broken": 0, "warn": 1, "holds": 2}.get(c["now"], 3)
-            # one square per release, oldest first; its tooltip names the release (the colour says
-            # the verdict): short markup, as the page holds rows x releases of them
-            squares = "".join(f"<i class=s{st[0]} title={e(rel)}></i>" for rel, st in c["releases"].items())
-            parts = [squares]
-            if c["now"] == "holds" and c["since"]:
-                parts.append(f"<span class=since>since {e(c['since'])}</span>")
-            elif c["now"] == "untested":
-                parts.append(f"<span class=unc>not run by {e(list(c['releases'])[-1])}; last tested in "
-                             f"{e(c.get('last_tested') or '?')}</span>")
-            elif c["now"] != "holds":
-                parts.append(f"<span class=now-{e(c['now'])}>{e(c['now'])} in {e(list(c['releases'])[-1])}</span>")
-            if c["broke_in"]:
-                parts.append(f"<span class=brk>broke in {e(c['broke_in'])}</span>")
-            elif c.get("changed_in"):
-                parts.append(f"<span class=unc title='a release held it, a later one does not; no script "
-                             f"confirms it yet'>changed in {e(c['changed_in'])} (unconfirmed)</span>")
-            for link in c["links"][:3]:
-                named = link["case"] + (f": {CASE_TITLES[link['case']]}" if link["case"] in CASE_TITLES else "")
-                if "script" in link:
-                    parts.append(f"<a href='{e(link['script'])}' title='{e(named)}'>confirm</a>")
-                else:
-                    parts.append(f"<a href='{e(link['repro'])}' title='{e(named)}'>repro</a>")
-            tip = "; ".join(c["cases"][:6])
-            out.append(f"<td data-k={rank} title='{e(tip)}'>{'<br>'.join(parts)}</td>")
+            out.append(cell_html(row["cells"].get(lib)))
         out.append("</tr>")
     out.append("</tbody></table>")
+    return out
+
+
+def pairs_html(atlas):
+    """The pair view: per dtype class, producer library x consumer library."""
+    e = html.escape
+    out = []
     # The pair view, one table per dtype class: producer library x consumer library, each cell
     # summed over the releases swept (the release pairs with a bad result in its tooltip; every
     # release pair is in the JSON's "pairs").
@@ -509,6 +607,12 @@ def render(atlas, title, req_doc="docs/requirements.md"):
                 out.append(f"<td class='pc p{1 if bad else 0}'{title}>{txt}{f' <b>{bad} bad</b>' if bad else ''}</td>")
             out.append("</tr>")
         out.append("</tbody></table>")
+    return out
+
+
+def render(atlas, title, req_doc="docs/requirements.md"):
+    out = head_html(atlas, title) + changes_html(atlas) + notes_html(atlas) + requirements_html(atlas, req_doc) \
+        + pairs_html(atlas)
     out.append(f"<script>{JS}</script></body></html>")
     return "".join(out)
 

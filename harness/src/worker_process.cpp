@@ -210,119 +210,119 @@ bool WorkerProcess::spawn(const std::vector<std::string>& command, const std::ve
 }
 
 bool WorkerProcess::send(const std::string& line) {
-    if (ctl_ < 0) return false;
-    // A worker that died while idle has closed its end: the write fails with EPIPE and the
-    // kernel raises SIGPIPE, whose default action would end the supervisor. Block it here (this
-    // thread only), and consume the one the write raised, unless one was pending before.
-    sigset_t pipe_only, old;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-    sigset_t pending_before;
-    sigpending(&pending_before);
-    const bool was_pending = sigismember(&pending_before, SIGPIPE) == 1;
-    const char* p = line.data();
-    size_t left = line.size();
-    bool ok = true;
-    while (left > 0) {
-      ssize_t w = write(ctl_, p, left);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        ok = false;
-        break;
-      }
-      p += w;
-      left -= static_cast<size_t>(w);
+  if (ctl_ < 0) return false;
+  // A worker that died while idle has closed its end: the write fails with EPIPE and the
+  // kernel raises SIGPIPE, whose default action would end the supervisor. Block it here (this
+  // thread only), and consume the one the write raised, unless one was pending before.
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  sigset_t pending_before;
+  sigpending(&pending_before);
+  const bool was_pending = sigismember(&pending_before, SIGPIPE) == 1;
+  const char* p = line.data();
+  size_t left = line.size();
+  bool ok = true;
+  while (left > 0) {
+    ssize_t w = write(ctl_, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      ok = false;
+      break;
     }
-    if (!ok && !was_pending) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {}
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return ok;
+    p += w;
+    left -= static_cast<size_t>(w);
   }
+  if (!ok && !was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {}
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
 
 WorkerProcess::Wait WorkerProcess::next_line(std::string& line, Clock::time_point deadline) {
-    for (;;) {
-      size_t nl = buf_.find('\n');
-      if (nl != std::string::npos) {
-        line = buf_.substr(0, nl);
-        buf_.erase(0, nl + 1);
-        return Wait::event;
-      }
-      if (evt_eof_) return Wait::eof;
-      if (pid_ < 0) {
-        // The worker is gone but someone (a child the library forked) still holds the
-        // pipe: take what the worker wrote, then treat the pipe as closed.
-        while (pump(0) > 0) {}
-        if (buf_.find('\n') == std::string::npos) evt_eof_ = true;
-        continue;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return Wait::timeout;
-      if (pump(static_cast<int>(std::min<long long>(left, 100))) == 0) try_reap();
-    }
-  }
-
-WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point deadline) {
-    for (;;) {
-      std::string line;
-      const Wait w = next_line(line, deadline);
-      if (w != Wait::event) return w;
-      ev = nlohmann::json::parse(line, nullptr, false);
-      if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
+  for (;;) {
+    size_t nl = buf_.find('\n');
+    if (nl != std::string::npos) {
+      line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
       return Wait::event;
     }
+    if (evt_eof_) return Wait::eof;
+    if (pid_ < 0) {
+      // The worker is gone but someone (a child the library forked) still holds the
+      // pipe: take what the worker wrote, then treat the pipe as closed.
+      while (pump(0) > 0) {}
+      if (buf_.find('\n') == std::string::npos) evt_eof_ = true;
+      continue;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Wait::timeout;
+    if (pump(static_cast<int>(std::min<long long>(left, 100))) == 0) try_reap();
   }
+}
+
+WorkerProcess::Wait WorkerProcess::next(nlohmann::json& ev, Clock::time_point deadline) {
+  for (;;) {
+    std::string line;
+    const Wait w = next_line(line, deadline);
+    if (w != Wait::event) return w;
+    ev = nlohmann::json::parse(line, nullptr, false);
+    if (ev.is_discarded() || !ev.is_object()) continue;  // not ours; ignore
+    return Wait::event;
+  }
+}
 
 WorkerProcess::Idle WorkerProcess::check_idle(std::string& what) {
-    while (!evt_eof_ && pump(0) > 0) {}
-    bool exited = false;
-    if (buf_.empty() && !evt_eof_ && pid_ > 0 && try_reap()) {  // a forked child may hold its pipe
-      exited = true;
-      while (pump(0) > 0) {}
-    }
-    if (!buf_.empty()) {
-      what = buf_.substr(0, 200);
-      return Idle::data;
-    }
-    return evt_eof_ || exited ? Idle::gone : Idle::quiet;
+  while (!evt_eof_ && pump(0) > 0) {}
+  bool exited = false;
+  if (buf_.empty() && !evt_eof_ && pid_ > 0 && try_reap()) {  // a forked child may hold its pipe
+    exited = true;
+    while (pump(0) > 0) {}
   }
+  if (!buf_.empty()) {
+    what = buf_.substr(0, 200);
+    return Idle::data;
+  }
+  return evt_eof_ || exited ? Idle::gone : Idle::quiet;
+}
 
 int WorkerProcess::reap(int grace_ms) {
-    auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
-    while (pid_ > 0) {
-      if (try_reap()) break;
-      if (Clock::now() > until) {  // closed its fds but keeps running: end it
-        kill(-pgid_, SIGKILL);
-        wait_for(0);
-        break;
-      }
-      // Output first; once every pipe is closed, wait on the exit itself.
-      if (evt_ >= 0 || out_ >= 0 || err_ >= 0) {
-        pump(20);
-      } else if (pidfd_ >= 0) {
-        pollfd p{pidfd_, POLLIN, 0};
-        poll(&p, 1, 20);
-      } else {
-        usleep(1000);
-      }
+  auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
+  while (pid_ > 0) {
+    if (try_reap()) break;
+    if (Clock::now() > until) {  // closed its fds but keeps running: end it
+      kill(-pgid_, SIGKILL);
+      wait_for(0);
+      break;
     }
-    kill_leftovers();
-    pump(0);
-    return status_;
+    // Output first; once every pipe is closed, wait on the exit itself.
+    if (evt_ >= 0 || out_ >= 0 || err_ >= 0) {
+      pump(20);
+    } else if (pidfd_ >= 0) {
+      pollfd p{pidfd_, POLLIN, 0};
+      poll(&p, 1, 20);
+    } else {
+      usleep(1000);
+    }
   }
+  kill_leftovers();
+  pump(0);
+  return status_;
+}
 
 void WorkerProcess::kill_and_reap() {
-    if (pid_ > 0) {
-      kill(-pgid_, SIGKILL);
-      kill(pid_, SIGKILL);
-      wait_for(0);
-    }
-    kill_leftovers();
-    for (int* fd : {&ctl_, &evt_, &out_, &err_, &pidfd_})
-      if (*fd >= 0) { close(*fd); *fd = -1; }
+  if (pid_ > 0) {
+    kill(-pgid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    wait_for(0);
   }
+  kill_leftovers();
+  for (int* fd : {&ctl_, &evt_, &out_, &err_, &pidfd_})
+    if (*fd >= 0) { close(*fd); *fd = -1; }
+}
 
 bool WorkerProcess::sched(double& on_cpu_s, double& waiting_s) const {
   if (pid_ <= 0) return false;
@@ -348,95 +348,95 @@ long proc_value(const std::string& path, const std::string& key) {
 long WorkerProcess::rss_kib() const { return pid_ > 0 ? proc_value(fmt::format("/proc/{}/status", pid_), "VmRSS:") : 0; }
 
 bool WorkerProcess::channels_intact(std::string& why) const {
-    if (pid_ <= 0) return true;
-    const struct { int here; int there; const char* name; } channels[] = {
-        {ctl_, protocol::kWorkerCommandFd, "command"}, {evt_, protocol::kWorkerEventFd, "event"}};
-    for (const auto& c : channels) {
-      if (c.here < 0) continue;
-      struct stat st {};
-      if (fstat(c.here, &st) != 0) continue;
-      const std::string path = "/proc/" + std::to_string(pid_) + "/fd/" + std::to_string(c.there);
-      char target[256];
-      const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
-      if (n < 0) {
-        if (errno == ENOENT) {
-          why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " was closed";
-          return false;
-        }
-        continue;  // /proc not readable here: nothing to compare
-      }
-      target[n] = 0;
-      const std::string want = "pipe:[" + std::to_string(static_cast<unsigned long long>(st.st_ino)) + "]";
-      if (want != target) {
-        // No inode numbers in the words: they differ from run to run, the finding does not.
-        const std::string now = std::string(target).rfind("pipe:", 0) == 0 ? "another pipe" : std::string(target);
-        why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " is now " + now +
-              ", not the pipe the supervisor gave it";
+  if (pid_ <= 0) return true;
+  const struct { int here; int there; const char* name; } channels[] = {
+      {ctl_, protocol::kWorkerCommandFd, "command"}, {evt_, protocol::kWorkerEventFd, "event"}};
+  for (const auto& c : channels) {
+    if (c.here < 0) continue;
+    struct stat st {};
+    if (fstat(c.here, &st) != 0) continue;
+    const std::string path = "/proc/" + std::to_string(pid_) + "/fd/" + std::to_string(c.there);
+    char target[256];
+    const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+    if (n < 0) {
+      if (errno == ENOENT) {
+        why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " was closed";
         return false;
       }
+      continue;  // /proc not readable here: nothing to compare
     }
-    return true;
+    target[n] = 0;
+    const std::string want = "pipe:[" + std::to_string(static_cast<unsigned long long>(st.st_ino)) + "]";
+    if (want != target) {
+      // No inode numbers in the words: they differ from run to run, the finding does not.
+      const std::string now = std::string(target).rfind("pipe:", 0) == 0 ? "another pipe" : std::string(target);
+      why = "its " + std::string(c.name) + " fd " + std::to_string(c.there) + " is now " + now +
+            ", not the pipe the supervisor gave it";
+      return false;
+    }
   }
+  return true;
+}
 
 void WorkerProcess::close_commands() {
-    if (ctl_ >= 0) { close(ctl_); ctl_ = -1; }
-  }
+  if (ctl_ >= 0) { close(ctl_); ctl_ = -1; }
+}
 
 bool WorkerProcess::try_reap() { return pid_ < 0 || wait_for(WNOHANG); }
 
 bool WorkerProcess::wait_for(int flags) {
-    int status = 0;
-    rusage ru{};
-    pid_t r;
-    do r = wait4(pid_, &status, flags, &ru); while (r < 0 && errno == EINTR);
-    if (r != pid_) return false;
-    status_ = status;
-    max_rss_kib_ = ru.ru_maxrss;
-    pid_ = -1;
-    if (pidfd_ >= 0) {
-      close(pidfd_);
-      pidfd_ = -1;
-    }
-    return true;
+  int status = 0;
+  rusage ru{};
+  pid_t r;
+  do r = wait4(pid_, &status, flags, &ru); while (r < 0 && errno == EINTR);
+  if (r != pid_) return false;
+  status_ = status;
+  max_rss_kib_ = ru.ru_maxrss;
+  pid_ = -1;
+  if (pidfd_ >= 0) {
+    close(pidfd_);
+    pidfd_ = -1;
   }
+  return true;
+}
 
 void WorkerProcess::kill_leftovers() {
-    if (pid_ < 0 && pgid_ > 0) {
-      kill(-pgid_, SIGKILL);
-      pgid_ = -1;
-    }
+  if (pid_ < 0 && pgid_ > 0) {
+    kill(-pgid_, SIGKILL);
+    pgid_ = -1;
   }
+}
 
 size_t WorkerProcess::pump(int timeout_ms) {
-    pollfd fds[3] = {{evt_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
-    int n = poll(fds, 3, timeout_ms);
-    if (n <= 0) return 0;
-    size_t event_bytes = 0;
-    char chunk[65536];
-    for (int i = 0; i < 3; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
-      if (r > 0) {
-        if (i == 0) {
-          event_bytes += static_cast<size_t>(r);
-          buf_.append(chunk, static_cast<size_t>(r));
-          if (buf_.size() > kMaxEventBytes && buf_.find('\n') == std::string::npos) {
-            buf_.clear();  // a runaway line is not a protocol event: keep memory bounded
-            buf_ = "\x01";  // and make sure its remainder cannot parse as one
-          }
-        } else {
-          tail_.append(chunk, static_cast<size_t>(r));
-          if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+  pollfd fds[3] = {{evt_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
+  int n = poll(fds, 3, timeout_ms);
+  if (n <= 0) return 0;
+  size_t event_bytes = 0;
+  char chunk[65536];
+  for (int i = 0; i < 3; ++i) {
+    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
+    if (r > 0) {
+      if (i == 0) {
+        event_bytes += static_cast<size_t>(r);
+        buf_.append(chunk, static_cast<size_t>(r));
+        if (buf_.size() > kMaxEventBytes && buf_.find('\n') == std::string::npos) {
+          buf_.clear();  // a runaway line is not a protocol event: keep memory bounded
+          buf_ = "\x01";  // and make sure its remainder cannot parse as one
         }
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        if (i == 0) evt_eof_ = true;
-        int* fd = i == 0 ? &evt_ : i == 1 ? &out_ : &err_;
-        close(*fd);
-        *fd = -1;
+      } else {
+        tail_.append(chunk, static_cast<size_t>(r));
+        if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
       }
+    } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+      if (i == 0) evt_eof_ = true;
+      int* fd = i == 0 ? &evt_ : i == 1 ? &out_ : &err_;
+      close(*fd);
+      *fd = -1;
     }
-    return event_bytes;
   }
+  return event_bytes;
+}
 
 
 

@@ -1,0 +1,175 @@
+/* tests/zoo/zoo_bug.h: the bug zoo's run-time bug for the reference plugin (tests/zoo/README.md).
+ * Included by tests/fixtures/reference_plugin.c (after Export and on_loading_thread), where its
+ * hooks are called behind ZOO_BUILD (a
+ * constant 0 except in the zoo's own build, dlpv_zoo, so every other build folds them away).
+ *
+ * One bug per process, read once from the environment:
+ *   DLPV_ZOO_BUG="ROLE AXIS VALUE KIND"
+ * ROLE is producer or consumer; the bug strikes only the exports (producer) or imports
+ * (consumer) whose AXIS has VALUE, as the tensor itself shows it:
+ *   dtype    float32 int16 uint8 float64 bool complex64 bfloat16 (other: any dtype not named)
+ *   size     zero (no element), scalar (0-d), small (up to 100 elements), k (up to 100,000), m
+ *   ndim     0 1 2 3 4+
+ *   layout   contiguous fortran strided offset reversed broadcast (what the strides and
+ *            byte_offset say; NULL strides read as contiguous)
+ *   align    a256 a64 a16 odd (the address of element 0 past a 256-byte boundary)
+ *   thread   loading other (the thread that loaded the plugin, or another)
+ *   capsule  versioned legacy
+ *   request  plain copy no_copy read_only (producer: the request's flags)
+ *   any      any (every export or import)
+ * DLPV_ZOO_HITS=FILE: a line is appended there by each process the bug struck in.
+ * KIND is what goes wrong then:
+ *   producer: elements (element 0's first byte flipped), strides (the last stride 0),
+ *             shape (the last extent one less), dtype (a neighbouring type code), flags (read-only
+ *             data said writable, else an undefined flag bit set; versioned only), deleter_noop
+ *             (the deleter frees nothing)
+ *   consumer: elements (element 0's first byte read flipped), deleter_leak (never calls the
+ *             deleter), deleter_double (calls it twice), deleter_early (calls it at import and
+ *             goes on viewing the memory)
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef DLPV_ZOO_BUG_H
+#define DLPV_ZOO_BUG_H
+
+#include <stdio.h>
+
+typedef struct ZooBug {
+  int on;
+  char role[16], axis[16], value[24], kind[24];
+} ZooBug;
+static ZooBug g_zoo;
+
+static void zoo_read_bug(void) {
+  const char* text = getenv("DLPV_ZOO_BUG");
+  if (!text) return;
+  g_zoo.on = sscanf(text, "%15s %15s %23s %23s", g_zoo.role, g_zoo.axis, g_zoo.value, g_zoo.kind) == 4;
+}
+
+static const char* zoo_dtype_name(DLDataType t) {
+  if (t.lanes != 1) return "other";
+  if (t.code == DLPV_CODE_FLOAT && t.bits == 32) return "float32";
+  if (t.code == DLPV_CODE_FLOAT && t.bits == 64) return "float64";
+  if (t.code == DLPV_CODE_INT && t.bits == 16) return "int16";
+  if (t.code == DLPV_CODE_UINT && t.bits == 8) return "uint8";
+  if (t.code == DLPV_CODE_BOOL && t.bits == 8) return "bool";
+  if (t.code == DLPV_CODE_COMPLEX && t.bits == 64) return "complex64";
+  if (t.code == DLPV_CODE_BFLOAT && t.bits == 16) return "bfloat16";
+  return "other";
+}
+
+static int64_t zoo_elements(const DLTensor* t) {
+  int64_t n = 1;
+  int32_t i;
+  for (i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+static const char* zoo_layout_name(const DLTensor* t) {
+  int64_t acc = 1;
+  int32_t i;
+  int row = 1, col = 1;
+  if (t->byte_offset) return "offset";
+  if (!t->strides) return "contiguous";
+  for (i = 0; i < t->ndim; ++i) {
+    if (t->strides[i] < 0) return "reversed";
+    if (t->strides[i] == 0 && t->shape[i] > 1) return "broadcast";
+  }
+  for (i = t->ndim - 1; i >= 0; --i) {
+    if (t->shape[i] != 1 && t->strides[i] != acc) row = 0;
+    acc *= t->shape[i];
+  }
+  acc = 1;
+  for (i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] != 1 && t->strides[i] != acc) col = 0;
+    acc *= t->shape[i];
+  }
+  return row ? "contiguous" : col ? "fortran" : "strided";
+}
+
+/* The value the tensor (and, for the producer, the request) has on the bug's axis. */
+static const char* zoo_value(const DLTensor* t, int versioned, const DLPVRequest* req) {
+  const char* axis = g_zoo.axis;
+  if (!strcmp(axis, "any")) return "any";
+  if (!strcmp(axis, "dtype")) return zoo_dtype_name(t->dtype);
+  if (!strcmp(axis, "size")) {
+    const int64_t n = zoo_elements(t);
+    return n == 0 ? "zero" : t->ndim == 0 ? "scalar" : n <= 100 ? "small" : n <= 100000 ? "k" : "m";
+  }
+  if (!strcmp(axis, "ndim")) {
+    static const char* const names[] = {"0", "1", "2", "3"};
+    return t->ndim >= 4 ? "4+" : t->ndim < 0 ? "" : names[t->ndim];
+  }
+  if (!strcmp(axis, "layout")) return req ? (req->layout == DLPV_LAYOUT_CONTIGUOUS ? "contiguous"
+                                             : req->layout == DLPV_LAYOUT_FORTRAN  ? "fortran"
+                                             : req->layout == DLPV_LAYOUT_STRIDED  ? "strided"
+                                             : req->layout == DLPV_LAYOUT_OFFSET   ? "offset"
+                                             : req->layout == DLPV_LAYOUT_REVERSED ? "reversed"
+                                                                                   : "broadcast")
+                                          : zoo_layout_name(t);
+  if (!strcmp(axis, "align")) {
+    const uintptr_t at = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+    return at % 256 == 0 ? "a256" : at % 64 == 0 ? "a64" : at % 16 == 0 ? "a16" : "odd";
+  }
+  if (!strcmp(axis, "thread")) return on_loading_thread() ? "loading" : "other";
+  if (!strcmp(axis, "capsule")) return versioned ? "versioned" : "legacy";
+  if (!strcmp(axis, "request") && req)
+    return (req->flags & DLPV_REQ_NO_COPY) ? "no_copy" : (req->flags & DLPV_REQ_COPY) ? "copy"
+           : (req->flags & DLPV_REQ_READ_ONLY) ? "read_only" : "plain";
+  return "";
+}
+
+/* DLPV_ZOO_HITS=FILE: each process the bug strikes in appends one line there, so the zoo can tell
+ * a bug no input reached from one the cases saw and did not judge. */
+static void zoo_note_hit(void) {
+  static int noted;
+  const char* path = getenv("DLPV_ZOO_HITS");
+  FILE* f;
+  if (noted || !path) return;
+  noted = 1;
+  f = fopen(path, "a");
+  if (f) {
+    fprintf(f, "%s %s %s %s\n", g_zoo.role, g_zoo.axis, g_zoo.value, g_zoo.kind);
+    fclose(f);
+  }
+}
+
+/* Whether the bug strikes this export (role "producer") or import ("consumer"). */
+static int zoo_strikes(const char* role, const DLTensor* t, int versioned, const DLPVRequest* req) {
+  if (!g_zoo.on || strcmp(g_zoo.role, role) || strcmp(zoo_value(t, versioned, req), g_zoo.value)) return 0;
+  zoo_note_hit();
+  return 1;
+}
+
+static int zoo_kind(const char* kind) { return !strcmp(g_zoo.kind, kind); }
+
+/* The producer's bug, on a tensor it has just built (flags: the versioned struct's, else NULL). */
+static void zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flags, Export* e) {
+  if (!zoo_strikes("producer", t, flags != NULL, req)) return;
+  if (zoo_kind("elements") && t->data && zoo_elements(t) > 0 && t->device.device_type == kDLCPU)
+    *((unsigned char*)t->data + t->byte_offset) ^= 0x5A;
+  else if (zoo_kind("strides") && t->ndim > 0 && t->strides && t->shape[t->ndim - 1] > 1)
+    t->strides[t->ndim - 1] = 0; /* reads element 0 again and again: never past the buffer */
+  else if (zoo_kind("shape") && t->ndim > 0 && t->shape[t->ndim - 1] > 1)
+    t->shape[t->ndim - 1] -= 1;
+  else if (zoo_kind("dtype"))
+    t->dtype.code = t->dtype.code == DLPV_CODE_FLOAT ? DLPV_CODE_INT : t->dtype.code == DLPV_CODE_INT ? DLPV_CODE_UINT : DLPV_CODE_FLOAT;
+  else if (zoo_kind("flags") && flags)
+    /* read-only data said writable; else a flag bit DLPack does not define (marking data
+     * read-only unasked is lawful, so that is not the bug planted) */
+    *flags = (*flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? *flags & ~(uint64_t)DLPACK_FLAG_BITMASK_READ_ONLY
+                                                      : *flags | ((uint64_t)1 << 7);
+  else if (zoo_kind("deleter_noop"))
+    e->zoo_noop = 1;
+}
+
+/* The consumer's bug, decided at import: 1 when it strikes this array. deleter_early releases
+ * the tensor now (and the array goes on viewing its memory). */
+static int zoo_on_import(DLTensor* t, int versioned, DLManagedTensorVersioned* v, DLManagedTensor* l) {
+  if (!zoo_strikes("consumer", t, versioned, NULL)) return 0;
+  if (zoo_kind("deleter_early")) {
+    if (v && v->deleter) v->deleter(v);
+    if (l && l->deleter) l->deleter(l);
+  }
+  return 1;
+}
+
+#endif

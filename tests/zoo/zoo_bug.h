@@ -17,7 +17,8 @@
  *   capsule  versioned legacy
  *   request  plain copy no_copy read_only (producer: the request's flags)
  *   any      any (every export or import)
- * DLPV_ZOO_HITS=FILE: a line is appended there by each process the bug struck in.
+ * DLPV_ZOO_HITS=FILE: a line is appended there by each process the bug struck in (a bug that
+ * could not change the tensor it matched, such as the strides of a 0-d tensor, did not strike).
  * KIND is what goes wrong then:
  *   producer: elements (element 0's first byte flipped), strides (the last stride 0),
  *             shape (the last extent one less), dtype (a neighbouring type code), flags (read-only
@@ -132,18 +133,19 @@ static void zoo_note_hit(void) {
   }
 }
 
-/* Whether the bug strikes this export (role "producer") or import ("consumer"). */
-static int zoo_strikes(const char* role, const DLTensor* t, int versioned, const DLPVRequest* req) {
-  if (!g_zoo.on || strcmp(g_zoo.role, role) || strcmp(zoo_value(t, versioned, req), g_zoo.value)) return 0;
-  zoo_note_hit();
-  return 1;
+/* Whether the bug's predicate holds for this export (role "producer") or import ("consumer"). */
+static int zoo_matches(const char* role, const DLTensor* t, int versioned, const DLPVRequest* req) {
+  return g_zoo.on && !strcmp(g_zoo.role, role) && !strcmp(zoo_value(t, versioned, req), g_zoo.value);
 }
 
 static int zoo_kind(const char* kind) { return !strcmp(g_zoo.kind, kind); }
 
-/* The producer's bug, on a tensor it has just built (flags: the versioned struct's, else NULL). */
+/* The producer's bug, on a tensor it has just built (flags: the versioned struct's, else NULL).
+ * A bug that cannot change this tensor (strides of a 0-d tensor, the flags of a legacy one) is
+ * not a strike: the zoo counts it as never struck there, not as a miss. */
 static void zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flags, Export* e) {
-  if (!zoo_strikes("producer", t, flags != NULL, req)) return;
+  int struck = 1;
+  if (!zoo_matches("producer", t, flags != NULL, req)) return;
   if (zoo_kind("elements") && t->data && zoo_elements(t) > 0 && t->device.device_type == kDLCPU)
     *((unsigned char*)t->data + t->byte_offset) ^= 0x5A;
   else if (zoo_kind("strides") && t->ndim > 0 && t->strides && t->shape[t->ndim - 1] > 1)
@@ -159,12 +161,18 @@ static void zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flag
                                                       : *flags | ((uint64_t)1 << 7);
   else if (zoo_kind("deleter_noop"))
     e->zoo_noop = 1;
+  else
+    struck = 0;
+  if (struck) zoo_note_hit();
 }
 
 /* The consumer's bug, decided at import: 1 when it strikes this array. deleter_early releases
- * the tensor now (and the array goes on viewing its memory). */
+ * the tensor now (and the array goes on viewing its memory). A misread of no element, or an
+ * early release of a tensor with no data to view, is not a strike. */
 static int zoo_on_import(DLTensor* t, int versioned, DLManagedTensorVersioned* v, DLManagedTensor* l) {
-  if (!zoo_strikes("consumer", t, versioned, NULL)) return 0;
+  if (!zoo_matches("consumer", t, versioned, NULL)) return 0;
+  if ((zoo_kind("elements") || zoo_kind("deleter_early")) && (zoo_elements(t) == 0 || !t->data)) return 0;
+  zoo_note_hit();
   if (zoo_kind("deleter_early")) {
     if (v && v->deleter) v->deleter(v);
     if (l && l->deleter) l->deleter(l);

@@ -6,11 +6,13 @@ cases catch: the mutation score per axis, per kind and per role, with every surv
 
   zoo.py run --validator BUILD/dlpack-validate --plugin BUILD/tests/libdlpv_zoo.so
              [--sample N --seed S] [--only ROLE[:AXIS]] [--json OUT]
+  zoo.py report OUT     the score of a run's --json again
 
 A bug is caught when some case ends fail, warn, crash, timeout or error where the clean run
-(no bug) ended pass or skip. A survivor is either never struck (no input the validator made had
-that value: a hole in the input space) or struck and not caught (a case saw it and did not
-judge it). Exit 0 when the run completed (whatever the score), 1 when the clean run is not
+(no bug) ended pass or skip. A bug that never struck (no input the validator made had that
+value, or none it could change: the strides of a 0-d tensor) is listed apart and left out of
+the score, which is caught of struck; a survivor is a bug that struck and was not caught (a case
+met it and did not judge it). Exit 0 when the run completed (whatever the score), 1 when the clean run is not
 clean, 2 on bad input. --sample N picks N bugs deterministically from --seed (the CI sample).
 """
 import argparse
@@ -70,7 +72,12 @@ def main():
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--only", help="ROLE or ROLE:AXIS")
     r.add_argument("--json", help="write the results here")
+    p = sub.add_parser("report", help="print the score of a run's --json again")
+    p.add_argument("file")
     args = ap.parse_args()
+    if args.cmd == "report":
+        report(json.load(open(args.file))["bugs"])
+        return 0
 
     todo = bugs()
     if args.only:
@@ -103,25 +110,25 @@ def main():
 
 def report(results):
     def score(rows):
+        rows = [r for r in rows if r["struck"]]
         n = len(rows)
         k = sum(r["caught"] for r in rows)
         return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "-"
-    print("\nmutation score")
+    print("\nmutation score (caught of the bugs that struck; a bug that never struck is listed below)")
     print(f"  all: {score(results)}")
     for key in ("role", "axis", "kind"):
         groups = collections.OrderedDict()
         for r in results:
             groups.setdefault(r[key] if key != "kind" else f"{r['role']}:{r['kind']}", []).append(r)
         print(f"  per {key}: " + "; ".join(f"{g} {score(rows)}" for g, rows in groups.items()))
-    survivors = [r for r in results if not r["caught"]]
-    never = [r["bug"] for r in survivors if not r["struck"]]
-    unjudged = [r["bug"] for r in survivors if r["struck"]]
-    print(f"\nsurvivors: {len(survivors)} ({len(never)} never struck: no input had that value; "
-          f"{len(unjudged)} struck and not caught)")
-    for b in never:
-        print(f"  never struck: {b}")
+    never = [r["bug"] for r in results if not r["struck"]]
+    unjudged = [r["bug"] for r in results if r["struck"] and not r["caught"]]
+    print(f"\nsurvivors (struck, not caught): {len(unjudged)}")
     for b in unjudged:
         print(f"  not caught:   {b}")
+    print(f"never struck (no input had that value, or none the bug could change): {len(never)}")
+    for b in never:
+        print(f"  never struck: {b}")
 
 
 if __name__ == "__main__":

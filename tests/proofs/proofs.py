@@ -38,14 +38,16 @@ class Fixture:
         """The pass/skip rules that carve nothing: no case they decide (first match) would
         otherwise fall to a later breaking rule. A table keeps only claims, so these are noise
         (what the fixture does to those cases is pinned by the identity manifest)."""
+        decided = {}  # rule index -> the cases it is the first match of
+        for c in case_ids:
+            first = next((i for i, (g, _) in enumerate(self.rules) if fnmatch.fnmatchcase(c, g)), None)
+            decided.setdefault(first, []).append(c)
         idle = []
         for i, (glob, status) in enumerate(self.rules):
-            if breaking(status):
+            if breaking(status) or i not in decided:
                 continue
             later = [g for g, s in self.rules[i + 1:] if breaking(s)]
-            decided = [c for c in case_ids
-                       if next((g for g, _ in self.rules if fnmatch.fnmatchcase(c, g)), None) == glob]
-            if decided and not any(fnmatch.fnmatchcase(c, g) for c in decided for g in later):
+            if not any(fnmatch.fnmatchcase(c, g) for c in decided[i] for g in later):
                 idle.append((glob, status))
         return idle
 

@@ -1,7 +1,7 @@
 /* tests/zoo/zoo_bug.h: the bug zoo's run-time bug for the reference plugin (tests/zoo/README.md).
  * Included by tests/fixtures/reference_plugin.c (after Export and on_loading_thread), where its
- * hooks are called behind ZOO_BUILD (a
- * constant 0 except in the zoo's own build, dlpv_zoo, so every other build folds them away).
+ * hooks are called behind ZOO_BUILD (a constant 0 except in the zoo's own build, dlpv_zoo, so
+ * every other build folds them away).
  *
  * One bug per process, read once from the environment:
  *   DLPV_ZOO_BUG="ROLE AXIS VALUE KIND"
@@ -122,10 +122,12 @@ static const char* zoo_value(const DLTensor* t, int versioned, const DLPVRequest
  * a bug no input reached from one the cases saw and did not judge. */
 static void zoo_note_hit(void) {
   static int noted;
-  const char* path = getenv("DLPV_ZOO_HITS");
+  const char* path;
   FILE* f;
-  if (noted || !path) return;
+  if (noted) return;
   noted = 1;
+  path = getenv("DLPV_ZOO_HITS");
+  if (!path) return;
   f = fopen(path, "a");
   if (f) {
     fprintf(f, "%s %s %s %s\n", g_zoo.role, g_zoo.axis, g_zoo.value, g_zoo.kind);

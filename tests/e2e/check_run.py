@@ -21,6 +21,12 @@
                           timeout or error
 The exit code must be 1 when an expected status is unexpected (fail, crash, timeout, error),
 else 0; a run whose only targets are warnings must also exit 1 under --strict.
+
+--timeout is short (1 s for the mutants) so that the hang fixtures end quickly. A case that
+times out where no expectation allows a timeout is run again alone with --timeout 120 before it
+is judged (the line RERUN says so), and that run's status stands: on a machine several times
+slower than a quiet one (CI under load) a case of a second is no hang, and the validator's own
+confirmation (alone, twice the time) cannot know the machine is slow.
 """
 import argparse
 import fnmatch
@@ -32,6 +38,7 @@ import subprocess
 import sys
 
 UNEXPECTED = {"fail", "crash", "timeout", "error"}
+RERUN_TIMEOUT = 120.0
 
 
 def run(args, extra):
@@ -41,6 +48,37 @@ def run(args, extra):
                             "--load-timeout", str(args.load_timeout), args.subject]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     return proc, json.load(open(args.out))
+
+
+def timeout_allowed(args, cid):
+    """Whether the expectations let this case end timeout (None: they do not name it)."""
+    if args.expect_all:
+        return "timeout" in args.expect_all.split(",")
+    for item in args.expect.split(","):
+        glob, _, status = item.partition("=")
+        if item and fnmatch.fnmatchcase(cid, glob):
+            return "timeout" in status.split(":", 1)[0].split("/")
+    return None
+
+
+def rerun_slow_cases(args, record):
+    """Run the cases that timed out where no timeout is expected again, alone, with
+    RERUN_TIMEOUT, and put their new results into `record`. Returns their ids."""
+    slow = [r["id"] for r in record["results"]
+            if r["status"] == "timeout" and timeout_allowed(args, r["id"]) is False]
+    if not slow:
+        return []
+    kept = [a for a in args.extra if not a.startswith("--filter")]
+    again = argparse.Namespace(**vars(args))
+    again.timeout, again.out = RERUN_TIMEOUT, args.out + ".rerun.json"
+    _, second = run(again, kept + [f"--filter={cid}" for cid in slow])
+    fresh = {r["id"]: r for r in second["results"]}
+    for i, r in enumerate(record["results"]):
+        if r["id"] in fresh:
+            print(f"RERUN: {r['id']} timed out under --timeout {args.timeout:g} (no hang is expected of it); "
+                  f"alone with --timeout {RERUN_TIMEOUT:g} it ended {fresh[r['id']]['status']}")
+            record["results"][i] = fresh[r["id"]]
+    return slow
 
 
 def main():
@@ -71,6 +109,7 @@ def main():
 
     proc, record = run(args, args.extra)
     problems = []
+    rerun = rerun_slow_cases(args, record)
     statuses = {r["id"]: r["status"] for r in record["results"]}
     if args.expect_all:
         allowed = set(args.expect_all.split(","))
@@ -143,7 +182,9 @@ def main():
             problems.append(f"no incident of kind {kind!r} mentions {text!r}: {record.get('incidents')}")
     if args.expect_incident:
         want_exit = 1
-    if proc.returncode != want_exit:
+    if rerun:
+        print(f"exit code not judged: {len(rerun)} case(s) were judged by their rerun, not by this run")
+    elif proc.returncode != want_exit:
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")
     if not record.get("complete"):
         problems.append("run record is not complete")

@@ -32,53 +32,6 @@ DLPV_CASES {
       .run(deleter_present);
 }
 
-// Heap growth over export/delete cycles of `r`, judged for `requirement`: a leak grows with the
-// cycles. A first look over a quarter of `cycles` settles the clean case: under 4 KiB there
-// (under 4 bytes a cycle) the full count could not reach the 64 KiB limit. Anything more is
-// measured over the full count: a runtime that frees in batches later (dpnp's SYCL queue grows
-// the heap past 64 KiB over 1,000 copy=True cycles, and over 2,000 half as much again) shows its
-// plateau only there. Growth over the limit is measured again over twice the cycles, and only growth that
-// grows with them (at least 1.5 times as much) is a leak: memory an asynchronous runtime frees
-// later on its own threads (a SYCL queue's finished tasks) does not.
-// `failures_are_errors`: an export that fails inside the loop is the harness's error (DEL-01);
-// otherwise later refusals only shorten the loop (DEL-11: a refused copy is a skip before it).
-void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
-                  const std::string& what, bool failures_are_errors) {
-  constexpr long long kLimit = 64 * 1024;
-  constexpr long long kClean = kLimit / 16;
-  int failures = 0;
-  auto measure = [&](int n) {
-    const long long g = export_delete_growth(ctx, versioned, r, n, &failures);
-    if (failures && failures_are_errors)
-      ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures, ctx.subject().last_error()));
-    return g;
-  };
-  const int look = cycles / 4;
-  long long growth = measure(look);
-  if (growth < kClean) {
-    ctx.check(true, requirement, fmt::format("heap growth over {} {}", look, what), "< 4 KiB",
-              fmt::format("{} bytes ({:.1f} bytes per cycle)", growth, static_cast<double>(growth) / look));
-    return;
-  }
-  growth = measure(cycles);
-  if (growth < kLimit) {
-    ctx.check(true, requirement, fmt::format("heap growth over {} {}", cycles, what), "< 64 KiB",
-              fmt::format("{} bytes ({:.1f} bytes per cycle)", growth, static_cast<double>(growth) / cycles));
-    return;
-  }
-  const long long again = measure(2 * cycles);
-  const bool grows = again >= kLimit && again * 2 >= growth * 3;
-  if (!grows)
-    ctx.note(fmt::format("{} bytes over {} cycles, then {} over {}: not growing with the cycles, so memory "
-                         "released later, not a leak", growth, cycles, again, 2 * cycles));
-  ctx.check(!grows, requirement,
-            fmt::format("heap growth over {} {} (measured again over {} cycles: a leak grows with them)", cycles,
-                        what, 2 * cycles),
-            "< 64 KiB, or not growing with the cycles",
-            fmt::format("{} bytes ({:.1f} per cycle), then {} bytes over {} cycles", growth,
-                        static_cast<double>(growth) / cycles, again, 2 * cycles));
-}
-
 // Export and delete many times; the heap must not grow with the number of cycles. The
 // tensor is small so that a leaked managed struct weighs as much as leaked data.
 void deleter_frees(CaseContext& ctx) {

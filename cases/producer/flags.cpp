@@ -14,11 +14,7 @@ void flags_defined(CaseContext& ctx) {
   Request r = sample_request(ctx);
   Exported e = export_or_skip(ctx, true, r, "FLAG-01");
   ctx.phase("inspect");
-  const DLPackVersion v = e.v->version;
-  const uint64_t defined = (v.major == 1 && v.minor >= 1) ? 0x7u : 0x3u;
-  ctx.check((e.v->flags & ~defined) == 0, "FLAG-01",
-            fmt::format("flags use only bits defined for DLPack {}.{}", v.major, v.minor),
-            fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", e.v->flags));
+  check_defined_flags(ctx, e);
   const bool sub_byte = e.v->dl_tensor.dtype.bits < 8;
   ctx.check_as(Severity::must, sub_byte || (e.v->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0,
                "FLAG-07", "IS_SUBBYTE_TYPE_PADDED is only set on sub-byte dtypes",

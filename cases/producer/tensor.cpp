@@ -1,6 +1,6 @@
 // cases/producer/tensor.cpp: producer.tensor.*: a producer's 3x4 tensor is well-formed and holds
 // the right data, per dtype, layout and struct kind (LAYOUT-01/04/05/07, DTYPE-01/02/03/05/07/
-// 10/11/13, DEV-02/03, VER-02, FLAG-05).
+// 10/11/13, DEV-02/03, VER-02, FLAG-05, and FLAG-01 on a versioned export's flags).
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 

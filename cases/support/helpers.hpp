@@ -65,8 +65,12 @@ std::string never_lends(CaseContext& ctx, const Request& r);
 void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool versioned);
 
 /// The body of producer.tensor.* and producer.shape.*: export the case's dtype, layout and
-/// shape in its struct kind, inspect it (inspect_export) and release it.
+/// shape in its struct kind, inspect it (inspect_export; versioned, its flags: FLAG-01) and
+/// release it.
 void export_inspect_release(CaseContext& ctx);
+
+/// FLAG-01 (SHOULD) on a versioned export: no flag bit beyond those its version defines.
+void check_defined_flags(CaseContext& ctx, const Exported& e);
 
 /// The requirement ids a well-formed export of `dtype` (and shape, layout, kind) rests on: the
 /// dtype's own rule first, then the layout, device and version rules.
@@ -84,7 +88,15 @@ void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r);
 /// the loop records nothing itself, so only the library's allocations can grow. Failed
 /// exports are counted in *failures.
 long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles,
-                               int* failures);
+                               int* failures, int warmup = 200);
+
+/// DEL-01/DEL-11 by heap growth over export/delete cycles of `r` (export_delete_growth), judged
+/// for `requirement`: a clean first look over a quarter of `cycles`, else the full count, and a
+/// leak only where growth over the limit grows with the cycles (helpers.cpp says why).
+/// `failures_are_errors`: an export that fails inside the loop is the harness's error.
+/// `warmup`: cycles before each measurement (export_delete_growth).
+void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
+                  const std::string& what, bool failures_are_errors, int warmup = 200);
 
 /// Import a validator-made tensor. Returns the array, or nullptr when the consumer refused
 /// (return code in *rc).

@@ -32,9 +32,10 @@ inline size_t misalign_named(const std::string& align) {
 }
 
 /// The shape of a size value: scalar (0-d), small (2x3x4), k (32x64: 2,048 elements), m
-/// (16x16x64x64: 1 Mi elements, rank 4).
+/// (16x16x64x64: 1 Mi elements, rank 4); row (24: rank 1, producer.input's only).
 inline std::vector<int64_t> dims_of(const std::string& size) {
   if (size == "scalar") return {};
+  if (size == "row") return {24};
   if (size == "small") return {2, 3, 4};
   if (size == "k") return {32, 64};
   return {16, 16, 64, 64};

@@ -5,7 +5,8 @@ every axis, value and kind of misbehaviour, runs the validator on each, and meas
 cases catch: the mutation score per axis, per kind and per role, with every survivor listed.
 
   zoo.py run --validator BUILD/dlpack-validate --plugin BUILD/tests/libdlpv_zoo.so
-             [--sample N --seed S] [--only ROLE[:AXIS]] [--json OUT]
+             [--sample N --seed S] [--only ROLE[:AXIS]] [--bug "ROLE AXIS VALUE KIND" ...]
+             [--json OUT]
   zoo.py report OUT     the score of a run's --json again
 
 A bug is caught when some case ends fail, warn, crash, timeout or error where the clean run
@@ -71,6 +72,7 @@ def main():
     r.add_argument("--sample", type=int)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--only", help="ROLE or ROLE:AXIS")
+    r.add_argument("--bug", action="append", default=[], help="run only this bug (repeatable): 'ROLE AXIS VALUE KIND'")
     r.add_argument("--json", help="write the results here")
     p = sub.add_parser("report", help="print the score of a run's --json again")
     p.add_argument("file")
@@ -83,6 +85,13 @@ def main():
     if args.only:
         role, _, axis = args.only.partition(":")
         todo = [b for b in todo if b[0] == role and (not axis or b[1] == axis)]
+    if args.bug:
+        wanted = [tuple(b.split()) for b in args.bug]
+        unknown = [" ".join(b) for b in wanted if b not in todo]
+        if unknown:
+            print(f"zoo: no such bug: {unknown[0]!r} (ROLE AXIS VALUE KIND, from the lists in zoo.py)", file=sys.stderr)
+            return 2
+        todo = [b for b in todo if b in wanted]
     if args.sample:
         todo = sorted(random.Random(args.seed).sample(todo, min(args.sample, len(todo))), key=bugs().index)
     clean = run(args, None, None)

@@ -255,16 +255,20 @@ void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles
     return g;
   };
   const int look = cycles / 4;
+  // A clean run passes at the first look or over the full count, as the heap happens to lie
+  // (an allocator's thresholds move): one message for both, so the record does not depend on it.
+  auto pass = [&] {
+    ctx.check(true, requirement, fmt::format("heap growth over {} {}", cycles, what),
+              "< 4 KiB over the first quarter of the cycles, or < 64 KiB over all of them");
+  };
   long long growth = measure(look);
   if (growth < kClean) {
-    ctx.check(true, requirement, fmt::format("heap growth over {} {}", look, what), "< 4 KiB",
-              fmt::format("{} bytes ({:.1f} bytes per cycle)", growth, static_cast<double>(growth) / look));
+    pass();
     return;
   }
   growth = measure(cycles);
   if (growth < kLimit) {
-    ctx.check(true, requirement, fmt::format("heap growth over {} {}", cycles, what), "< 64 KiB",
-              fmt::format("{} bytes ({:.1f} bytes per cycle)", growth, static_cast<double>(growth) / cycles));
+    pass();
     return;
   }
   const long long again = measure(2 * cycles);

@@ -198,7 +198,10 @@ bool WorkerPool::ensure_worker(const std::vector<int>& need, const std::string& 
     s.loaded = need;
   }
   CaseOutcome lo;
-  if (handshake(lo)) return true;
+  if (handshake(lo)) {
+    s.rss_base_kib = s.proc->rss_kib();
+    return true;
+  }
   // A death while loading again.
   incident(lo.status == Status::timeout ? "unresponsive" : lo.status == Status::error ? "protocol" : "died",
            "a fresh worker did not start: " + lo.message, lo.signal, label, subject, lo.output_tail);
@@ -270,12 +273,17 @@ bool WorkerPool::run_here(const CaseInfo& info, int subject, int peer, CaseOutco
       kill_current();
       return true;
     }
+    bool loaded_more = false;
     for (int i : {subject, peer})
-      if (i >= 0 && std::find(s.loaded.begin(), s.loaded.end(), i) == s.loaded.end()) s.loaded.push_back(i);
+      if (i >= 0 && std::find(s.loaded.begin(), s.loaded.end(), i) == s.loaded.end()) {
+        s.loaded.push_back(i);
+        loaded_more = true;
+      }
     std::sort(s.loaded.begin(), s.loaded.end());
     s.answered = static_cast<long>(run_.results.size());  // its last words: this case's result (kept next)
     last_label_ = label;                                  // --isolate=case: retired when the next case begins
     last_subject_ = subject;
+    retire_if_grown(label, subject, loaded_more);
     return true;
   }
 }
@@ -402,6 +410,27 @@ void WorkerPool::retire(const std::string& when, int subject, bool wait) {
   retiring_.push_back({std::move(s.proc), when, subject, s.answered});
   s.answered = -1;
   if (wait) settle_retired();
+}
+
+/// A worker whose cases left it more than kGrownKib larger than it was once loaded is retired
+/// after the case, and the next case runs in a fresh one: what a leaking library kept from earlier
+/// cases never decides whether a later case fits in the memory limit (a mutant without a deleter
+/// grew its worker to 1.4 GB over the plugin's cases, and the first case to reach a 1 GiB limit
+/// crashed where, with more memory, it failed). A case that loaded another subject (a pair's
+/// peer) sets the new base instead.
+void WorkerPool::retire_if_grown(const std::string& label, int subject, bool loaded_more) {
+  constexpr long kGrownKib = 512L * 1024;
+  Slot& s = slot();
+  if (!s.proc) return;
+  const long rss = s.proc->rss_kib();
+  if (loaded_more || s.rss_base_kib <= 0) {
+    s.rss_base_kib = rss;
+    return;
+  }
+  if (rss - s.rss_base_kib > kGrownKib)
+    retire(fmt::format("after {}: it had grown by {} MiB since it loaded its subjects", label,
+                       (rss - s.rss_base_kib) >> 10),
+           subject, false);
 }
 
 /// Collect the workers told to stop. A line one wrote after its last result withdraws that

@@ -136,6 +136,9 @@ class WorkerPool {
     std::unique_ptr<WorkerProcess> proc;
     std::vector<int> loaded;
     long answered = -1;
+    /// Resident memory (KiB) once it had loaded what it holds: what it grew by since is what
+    /// its cases left behind (retire_if_grown).
+    long rss_base_kib = 0;
   };
   /// A worker told to stop and not yet reaped (settle_retired).
   struct Retiring {
@@ -156,6 +159,7 @@ class WorkerPool {
   std::vector<int> need_for(int subject, int peer) const;
   void prefetch();
   void retire(const std::string& when, int subject, bool wait);
+  void retire_if_grown(const std::string& label, int subject, bool loaded_more);
   void settle_retired();
   void spoke_unasked(const std::string& unasked, const std::string& suffix, const std::string& next_case, int subject);
   bool taint(long answered, const std::string& unasked);

@@ -10,9 +10,14 @@
   identity.py compare A B
       compares two captures (directories) or manifests: which fixtures differ and, for each,
       the first results that do
-  identity.py check --build BUILD --manifest tests/identity/manifest.tsv [--update]
+  identity.py check --build BUILD --manifest tests/identity/manifest.tsv [--update] [--jobs N]
       captures the fixtures named in the manifest (into BUILD/identity) and compares; --update
-      rewrites the manifest (a deliberate change of verdicts, reviewed with the diff)
+      rewrites the manifest (a deliberate change of verdicts, reviewed with the diff). A case
+      line that moved is shown with what this capture holds for it on each fixture where it
+      differs from the correct library (the manifest keeps only digests)
+
+--jobs N runs N fixtures side by side, each still a -j 1 run of its own: the records do not
+change, only the time.
 
 The manifest holds one line per case id (the digest of that case's result on the correct library
 of its family and of every result elsewhere that differs from it) and one per fixture (the digest
@@ -29,6 +34,7 @@ messages. Fields that would name source files (none today) are
 dropped too, so moving code between files cannot change a record.
 """
 import argparse
+import concurrent.futures
 import fnmatch
 import glob
 import hashlib
@@ -191,20 +197,26 @@ def fixtures(build, python_cmd, peers_python):
     return out
 
 
-def capture(build, dest, python_cmd=None, peers_python=None, only=None):
+def capture(build, dest, python_cmd=None, peers_python=None, only=None, jobs=1):
     global BUILD_PATH
     BUILD_PATH = os.path.abspath(build)
     os.makedirs(dest, exist_ok=True)
     todo = [f for f in fixtures(build, python_cmd, peers_python)
             if not only or any(fnmatch.fnmatchcase(f[0], g) for g in only)]
     started = time.monotonic()
-    for done, (name, program, arguments, env) in enumerate(todo, 1):
+
+    def one(item):
+        name, program, arguments, env = item
         path = os.path.join(dest, name + ".json")
         raw = path + ".raw"
         full_env = dict(os.environ, **env)
+        t0 = time.monotonic()
         # One lane (-j 1): a planted bug that reads or writes out of bounds ends the same way only
         # in the same worker history (which lane runs which case is timing); e2e.jobs checks that
         # -j N gives the records of -j 1 on fixtures whose verdicts do not hang on the heap.
+        # Fixtures run side by side (--jobs): each is its own validator run, so a record cannot
+        # depend on its neighbours, only on the load, which the validator's own rules absorb (a
+        # timeout is confirmed alone with twice the time before it is reported).
         proc = subprocess.run(program + ["-q", "--deterministic", "-j", "1", "--json", raw] + arguments,
                               capture_output=True, text=True, env=full_env, timeout=1800)
         try:
@@ -216,9 +228,20 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None):
         open(path, "w").write(text)
         if os.path.exists(raw):
             os.remove(raw)
-        # How far it got, for whoever reads the output of a run stopped by a hang guard.
-        print(f"{hashlib.sha256(text.encode()).hexdigest()[:12]}  {name}  [{done}/{len(todo)}, "
-              f"{time.monotonic() - started:.0f} s]", flush=True)
+        return name, hashlib.sha256(text.encode()).hexdigest()[:12], time.monotonic() - t0
+
+    print(f"capturing {len(todo)} fixtures, {jobs} at a time", flush=True)
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(one, item) for item in todo]
+        for fut in concurrent.futures.as_completed(futures):
+            name, short, took = fut.result()
+            done += 1
+            # How far it got, for whoever reads the output of a run stopped by a hang guard: every
+            # 25th fixture and every slow one (a line per fixture buried the differences in CI's log).
+            if done % 25 == 0 or done == len(todo) or took > 60:
+                print(f"{short}  {name}  [{done}/{len(todo)}, {took:.0f} s for it, "
+                      f"{time.monotonic() - started:.0f} s in all]", flush=True)
     # A partial capture (--only) keeps the other fixtures' records of the same directory.
     manifest = manifest_of(dest)
     write_manifest(os.path.join(dest, "manifest.tsv"), manifest)
@@ -321,6 +344,37 @@ def first_differences(a_path, b_path, limit=5):
     return out
 
 
+def observed_lines(dest, case_id, limit=6):
+    """What a capture holds for case_id: the correct libraries' results, then each fixture's where
+    it differs from its family's correct library (what the case's manifest line is made of). A
+    manifest keeps only digests, so a CI log that says a case line moved shows with this what
+    the run saw."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(dest, "*.json"))):
+        name = os.path.basename(path)[:-5]
+        try:
+            results = json.load(open(path)).get("results", [])
+        except (OSError, ValueError):
+            continue
+        found[name] = [r for r in results if r["id"] == case_id]
+
+    def line(name, r):
+        return f"{name}: {r.get('status')} {(r.get('message') or '')[:150]!r}"
+
+    refs = [line(n, r) for n in ("plugin.reference", "fakearray.correct") for r in found.get(n, [])]
+    differing = []
+    for name, results in found.items():
+        ref = reference_of(name)
+        if ref is None or ref == name:
+            if ref is None:
+                differing += [line(name, r) for r in results]
+            continue
+        base = {(r.get("subject"), str(r.get("peer"))): r for r in found.get(ref, [])}
+        differing += [line(name, r) for r in results if base.get((r.get("subject"), str(r.get("peer")))) != r]
+    more = [f"... and {len(differing) - limit} more"] if len(differing) > limit else []
+    return refs + (differing[:limit] or ["(no fixture differs from its correct library)"]) + more
+
+
 def compare(a_dir, b_dir):
     ma = read_manifest(os.path.join(a_dir, "manifest.tsv") if os.path.isdir(a_dir) else a_dir)
     mb = read_manifest(os.path.join(b_dir, "manifest.tsv") if os.path.isdir(b_dir) else b_dir)
@@ -331,6 +385,9 @@ def compare(a_dir, b_dir):
         if kind == "fixture" and os.path.isdir(a_dir) and os.path.isdir(b_dir):
             for line in first_differences(os.path.join(a_dir, key + ".json"), os.path.join(b_dir, key + ".json")):
                 print("    " + line)
+        elif kind == "case" and len(bad) <= 40:
+            for line in observed_lines(b_dir if os.path.isdir(b_dir) else os.path.dirname(b_dir), key):
+                print("    now " + line)
     fixtures = sum(1 for k in keys if k[0] == "fixture")
     cases = len(keys) - fixtures
     print(f"{len(keys) - len(bad)} of {len(keys)} identity lines identical "
@@ -347,6 +404,7 @@ def main():
     c.add_argument("--python", help="command for the Python shim, e.g. '/usr/bin/python3 -m validator'")
     c.add_argument("--peers", help="the pinned peers' interpreter")
     c.add_argument("--only", action="append")
+    c.add_argument("--jobs", type=int, default=1, help="fixtures run side by side (each at -j 1)")
     n = sub.add_parser("renormalise", help="apply the current normalisation to a capture again")
     n.add_argument("dir")
     k = sub.add_parser("compare")
@@ -357,9 +415,11 @@ def main():
     h.add_argument("--manifest", required=True)
     h.add_argument("--python")
     h.add_argument("--update", action="store_true")
+    h.add_argument("--jobs", type=int, default=1, help="fixtures run side by side (each at -j 1)")
     args = ap.parse_args()
     if args.cmd == "capture":
-        capture(args.build, args.out, args.python.split() if args.python else None, args.peers, args.only)
+        capture(args.build, args.out, args.python.split() if args.python else None, args.peers, args.only,
+                args.jobs)
         return 0
     if args.cmd == "renormalise":
         for path in sorted(glob.glob(os.path.join(args.dir, "*.json"))):
@@ -381,7 +441,7 @@ def main():
     dest = os.path.join(args.build, "identity")
     shutil.rmtree(dest, ignore_errors=True)  # a fresh capture: nothing left from older builds
     got = capture(args.build, dest, args.python.split() if args.python else None, None,
-                  None if args.update else fixture_names(want))
+                  None if args.update else fixture_names(want), args.jobs)
     if args.update:
         write_manifest(args.manifest, got)
         print(f"wrote {len(got)} identity lines to {args.manifest}")

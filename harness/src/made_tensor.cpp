@@ -59,6 +59,10 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
   const size_t es = element_bytes(spec.dtype);
   const int64_t n = element_count(spec.shape);
   m->strides_ = canonical_strides(spec.layout, spec.shape);
+  if (!spec.strides.empty()) {
+    if (n != 0 || spec.strides.size() != spec.shape.size()) return nullptr;
+    m->strides_ = spec.strides;
+  }
   m->expected_ = expected_bytes(spec.dtype, spec.shape, spec.layout);
 
   // Physical buffer: [pad of extra_byte_offset bytes][span addressed by the strides].

@@ -163,6 +163,9 @@ struct MadeSpec {
   DeleterKind deleter = DeleterKind::counting;
   bool guard_after_prefix = false; ///< dl_tensor lies in a PROT_NONE page (versioned only)
   bool null_data = false;          ///< zero-size tensors
+  /// Strides written as given instead of the layout's (zero-size tensors only, which address no
+  /// element: every convention a producer uses for them is lawful)
+  std::vector<int64_t> strides;
   size_t misalign = 0;             ///< shift the element storage by this many bytes
   DLDevice device{kDLCPU, 0};      ///< the label only: the memory is always host memory
   bool padded_subbyte = false;     ///< sub-byte dtype stored one element per byte (flag 4)

@@ -1,5 +1,6 @@
 // cases/consumer/refuse.cpp: consumer.refuse.*: tensors a consumer must not misinterpret:
-// ill-formed or unknown dtypes, opaque handles, foreign devices (DTYPE-06/08/09, DEV-04), with
+// ill-formed or unknown dtypes, opaque handles, foreign devices, the newest device types included
+// (DTYPE-06/08/09, DEV-04), with
 // DEL-08 on every refusal.
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
@@ -40,6 +41,14 @@ DLPV_CASES {
       {"dtype.opaque_handle", "DTYPE-09", Severity::should, {3, 64, 1}, {kDLCPU, 0}, "kDLOpaqueHandle elements"},
       {"device.cuda", "DEV-04", Severity::should, {2, 32, 1}, {kDLCUDA, 0}, "a tensor on kDLCUDA (a CPU-only consumer cannot read it)"},
       {"device.vulkan", "DEV-04", Severity::should, {2, 32, 1}, {kDLVulkan, 0}, "a tensor on kDLVulkan"},
+      // The newest device types, on dlpack's main branch after 1.3 (provisional: names.cpp): a
+      // consumer built on older headers does not know them, one that does cannot reach a TPU's
+      // or an Ascend NPU's memory on a machine without one. kDLTPUHost (20) is host memory, which
+      // a consumer that knows the code may read: not asked.
+      {"device.tpu", "DEV-04", Severity::should, {2, 32, 1}, {static_cast<DLDeviceType>(19), 0},
+       "a tensor on kDLTPU (device type 19, after DLPack 1.3)"},
+      {"device.ascend", "DEV-04", Severity::should, {2, 32, 1}, {static_cast<DLDeviceType>(21), 0},
+       "a tensor on kDLAscend (device type 21, after DLPack 1.3)"},
   };
   // The "tensor" axis: the table's rows by id; each sets its own severity, dtype and device.
   std::vector<std::string> ids;

@@ -1,7 +1,8 @@
 """DEV-04 / ERR-07 / DTYPE-08 (SHOULDs): what a consumer raises for a tensor it cannot use.
 Usage: python3 consumer_exception_type.py LIB WHAT EXPECTED_TYPE
-  WHAT: vulkan (a kDLVulkan tensor) | cuda | opencl | metal | rocm | oneapi | webgpu | undefined
-  (a tensor labelled with that device type, 999 for undefined; host memory under the label) |
+  WHAT: vulkan (a kDLVulkan tensor) | cuda | opencl | metal | rocm | oneapi | webgpu | tpu | ascend
+  | undefined (a tensor labelled with that device type, kDLTPU 19 and kDLAscend 21 from dlpack's main
+  branch after 1.3, 999 for undefined; host memory under the label) |
   code200 (dtype code 200) | object (from_dlpack(object())) | plain (a plain float32 CPU tensor of
   4 elements: a consumer that refuses even that imports nothing) | scalar (a 0-d float32 CPU tensor
   with its shape and strides set) | float24, float32x4, float4_bits8, float6_bits8, opaque_handle
@@ -24,7 +25,8 @@ from _libs import lib
 
 name, what, expected = sys.argv[1:4]
 _, from_dlpack = lib(name)
-DEVICES = {"vulkan": 7, "cuda": 2, "opencl": 4, "metal": 8, "rocm": 10, "oneapi": 14, "webgpu": 15, "undefined": 999}
+DEVICES = {"vulkan": 7, "cuda": 2, "opencl": 4, "metal": 8, "rocm": 10, "oneapi": 14, "webgpu": 15, "tpu": 19, "ascend": 21,
+           "undefined": 999}
 # Raw bytes under another dtype label: (code, bits) for 16 bytes of zeros, 16 elements where
 # the width is 8 bits.
 DTYPES = {"float24": (2, 24), "bool": (6, 8), "float4_bits8": (17, 8), "float6_bits8": (15, 8), "opaque_handle": (3, 64),

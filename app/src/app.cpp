@@ -103,6 +103,7 @@ std::vector<std::string> output_paths(const AppConfig& cfg) {
   for (const reports::Format& f : reports::formats())
     if (const std::string p = cfg.report_path(f.option); !p.empty() && p != "-") out.push_back(p);
   if (!cfg.write_baseline_path.empty()) out.push_back(cfg.write_baseline_path);
+  if (cfg.explore > 0 && !cfg.examples_path.empty()) out.push_back(cfg.examples_path);
   return out;
 }
 
@@ -346,6 +347,61 @@ void note_exploration(nlohmann::ordered_json& record, const RunResult& run, cons
     if (!cfg.quiet) std::fprintf(stderr, "explore: %s %s: %s\n", run.results[i].info->id.c_str(), k.status.c_str(), words.c_str());
   }
 }
+
+/// The case ids of an --examples file: the first word of each line, # starting a comment. A file
+/// that does not exist yet holds none (the first --explore run makes it).
+std::vector<std::string> read_examples(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  if (!in) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) throw BadInput{fmt::format("--examples {}: cannot be read", path)};
+    return out;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string id;
+    if (words >> id) out.push_back(id);
+  }
+  return out;
+}
+
+/// An --explore run keeps what it found: each drawn input that did not pass, and the simplest
+/// input it was shrunk to, appended to the --examples file (once each; a line says what it did,
+/// on which subject, with which seed), so the next run replays them first.
+void remember_examples(const AppConfig& cfg, const RunResult& run, const std::vector<std::string>& drawn,
+                       const std::map<size_t, Shrunk>& shrunk) {
+  std::vector<std::string> known = read_examples(cfg.examples_path);
+  std::string add;
+  auto keep = [&](const std::string& id, const std::string& why) {
+    if (std::find(known.begin(), known.end(), id) != known.end()) return;
+    known.push_back(id);
+    add += fmt::format("{}  # {}\n", id, why);
+  };
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const CaseResult& r = run.results[i];
+    if (r.outcome.status == Status::pass || r.outcome.status == Status::skip ||
+        std::find(drawn.begin(), drawn.end(), r.info->id) == drawn.end())
+      continue;
+    const std::string subject = r.subject >= 0 && static_cast<size_t>(r.subject) < run.subjects.size()
+                                    ? run.subjects[static_cast<size_t>(r.subject)].name
+                                    : std::string("?");
+    keep(r.info->id, fmt::format("{} on {}, drawn by --explore {} --seed {}", to_string(r.outcome.status), subject,
+                                 cfg.explore, cfg.seed));
+    if (const auto s = shrunk.find(i); s != shrunk.end() && s->second.id != r.info->id)
+      keep(s->second.id, fmt::format("{} on {}, the simplest input {} shrinks to", s->second.status, subject,
+                                     r.info->id));
+  }
+  if (add.empty()) return;
+  std::ofstream out(cfg.examples_path, std::ios::app);
+  out << add;
+  if (!out) throw BadInput{fmt::format("--examples {}: cannot be written", cfg.examples_path)};
+  if (!cfg.quiet) std::fprintf(stderr, "explore: kept in %s for the next run: %zu input(s)\n",
+                               cfg.examples_path.c_str(), static_cast<size_t>(std::count(add.begin(), add.end(), '\n')));
+}
+
 }  // namespace
 
 int run_app(const AppConfig& cfg) {
@@ -373,13 +429,36 @@ int run_app(const AppConfig& cfg) {
     throw BadInput{"no case matches the given --filter/-k/--exclude/--requirement selection" + near_miss(cfg)};
   }
 
-  std::vector<std::string> drawn;  // --explore: the ids drawn beyond the covers, run after the rest
+  // --explore: the ids drawn beyond the covers, run after the rest. The draws depend on the
+  // selection, N and the seed only (not on what is replayed below).
+  std::vector<std::string> drawn;
+  std::vector<const CaseInfo*> draws;
   if (cfg.explore > 0)
     for (const CaseInfo* c : draw_inputs(selected, cfg.explore, cfg.seed, cfg.excludes))
-      if (applies_to(*c, cfg.kind)) {
+      if (applies_to(*c, cfg.kind)) draws.push_back(c);
+  // Points of a covered family's space outside the cover that an earlier --explore run found
+  // (--examples FILE) or that a baseline entry names by id: run with the rest, before the draws,
+  // where the selection takes them.
+  {
+    const Selection sel{cfg.filters, cfg.excludes, cfg.requirements, cfg.keywords};
+    auto taken = [&](const std::string& id) {
+      auto same = [&](const CaseInfo* c) { return c->id == id; };
+      return std::any_of(selected.begin(), selected.end(), same) || std::any_of(draws.begin(), draws.end(), same);
+    };
+    auto replay = [&](const std::string& id) {
+      if (id.find_first_of("*?[") != std::string::npos || !Registry::instance().family_of(id) || taken(id)) return;
+      if (const CaseInfo* c = Registry::instance().find(id); c && applies_to(*c, cfg.kind) && selection_keeps(sel, *c))
         selected.push_back(c);
-        drawn.push_back(c->id);
-      }
+    };
+    if (!cfg.examples_path.empty())
+      for (const std::string& id : read_examples(cfg.examples_path)) replay(id);
+    if (!cfg.baseline_path.empty())
+      for (const verdict::BaselineEntry& e : load_baseline_or_bad_input(cfg.baseline_path).entries) replay(e.case_glob);
+  }
+  for (const CaseInfo* c : draws) {
+    selected.push_back(c);
+    drawn.push_back(c->id);
+  }
 
   if (cfg.shard_n > 0) {
     // The i-th selected id (in id order, counting from 0) belongs to part i mod N + 1: the same
@@ -468,6 +547,7 @@ int run_app(const AppConfig& cfg) {
   const std::map<size_t, Shrunk> shrunk = drawn.empty() ? std::map<size_t, Shrunk>() : shrink_failures(opt, run, drawn, cfg.quiet);
   nlohmann::ordered_json record = make_run_record(run, ro);
   if (cfg.explore > 0) note_exploration(record, run, cfg, drawn, shrunk);
+  if (cfg.explore > 0 && !cfg.examples_path.empty()) remember_examples(cfg, run, drawn, shrunk);
   return finish(record, cfg, baseline);
 }
 

@@ -63,6 +63,10 @@ const std::vector<Spec>& table() {
        "reported; either id replays alone with --filter ID"},
       {"seed", "", "seed", Type::whole, "1", 0, true, "", "S", kRun,
        "the seed --explore draws from: the same seed and N draw the same inputs"},
+      {"examples", "", "examples", Type::path, "", 0, false, "", "FILE", kRun,
+       "a file of inputs to replay (one case id a line, # comments): those of the selected families "
+       "run before the drawn ones (the draws do not change), and an --explore run adds every drawn input that did not pass, "
+       "and its shrunk form, as property-testing tools keep their failing examples"},
       {"exitfirst", "-x", "exitfirst", Type::flag, "", 0, false, "", "", kRun,
        "stop after the first unexpected result (the cases left are listed once as not run)"},
       // here: one row per report format (reports::formats())
@@ -237,6 +241,7 @@ AppConfig config_from(const Values& values, Naming naming) {
   if (const std::string shard = one("shard"); !shard.empty()) parse_shard(shard, cfg.shard_k, cfg.shard_n);
   if (const std::string n = one("explore"); !n.empty()) cfg.explore = std::strtoll(n.c_str(), nullptr, 10);
   cfg.seed = std::strtoull(one("seed").c_str(), nullptr, 10);
+  cfg.examples_path = one("examples");
   cfg.exitfirst = on("exitfirst");
   for (const reports::Format& f : reports::formats())
     if (const std::string path = one(f.option); !path.empty()) cfg.report_paths[f.option] = path;

@@ -94,25 +94,28 @@ bool keyword_match(const std::string& expression, const std::string& id) {
   return KeywordExpr(expression, id).value();
 }
 
-std::vector<const CaseInfo*> select_cases(const Selection& sel) {
+bool selection_keeps(const Selection& sel, const CaseInfo& c) {
   auto any = [](const std::vector<std::string>& globs, const std::string& text) {
     for (const std::string& g : globs)
       if (glob_match(g, text)) return true;
     return false;
   };
+  if (!sel.filters.empty() && !any(sel.filters, c.id)) return false;
+  if (any(sel.excludes, c.id)) return false;
+  if (!std::all_of(sel.keywords.begin(), sel.keywords.end(),
+                   [&](const std::string& k) { return keyword_match(k, c.id); }))
+    return false;
+  if (!sel.requirements.empty() &&
+      std::none_of(c.requirements.begin(), c.requirements.end(),
+                   [&](const std::string& r) { return any(sel.requirements, r); }))
+    return false;
+  return true;
+}
+
+std::vector<const CaseInfo*> select_cases(const Selection& sel) {
   std::vector<const CaseInfo*> out;
-  for (const CaseInfo& c : Registry::instance().cases()) {
-    if (!sel.filters.empty() && !any(sel.filters, c.id)) continue;
-    if (any(sel.excludes, c.id)) continue;
-    if (!std::all_of(sel.keywords.begin(), sel.keywords.end(),
-                     [&](const std::string& k) { return keyword_match(k, c.id); }))
-      continue;
-    if (!sel.requirements.empty() &&
-        std::none_of(c.requirements.begin(), c.requirements.end(),
-                     [&](const std::string& r) { return any(sel.requirements, r); }))
-      continue;
-    out.push_back(&c);
-  }
+  for (const CaseInfo& c : Registry::instance().cases())
+    if (selection_keeps(sel, c)) out.push_back(&c);
   return out;
 }
 

@@ -9,6 +9,10 @@ With a subject whose planted bug a family's cover catches and whose other inputs
    simplest failing input named with --expect-shrunk is among them.
 3. Either id replays alone with --filter ID and ends as the record says.
 4. A correct subject: every drawn input passes or skips (exploration charges nothing by itself).
+5. --examples FILE remembers: the exploring run keeps every drawn input that did not pass and its
+   shrunk form in FILE, once each (a second exploring run adds nothing); a run without --explore
+   replays FILE's ids with the record's statuses, a selection that leaves their family out runs
+   none of them, and a baseline entry naming a drawn id by itself adds it to the run (xfail).
 
     check_explore.py --command 'python3 -m validator' --subject fakearray.variants:BUG
         --correct fakearray.variants:correct --filter 'python.input.consumer.*' --draws 24 --seed 3
@@ -117,6 +121,46 @@ def main():
     wrong = [r["id"] + ":" + r["status"] for r in rec["results"] if r["status"] not in ("pass", "skip")]
     if wrong or p.returncode != 0:
         fail(f"the correct subject: exit {p.returncode}, {wrong}")
+    # 5. --examples FILE: what an exploring run found is replayed by later runs.
+    examples = os.path.join(a.workdir, "examples.txt")
+    if os.path.exists(examples):
+        os.remove(examples)
+    for _ in range(2):
+        p = run(a.command, a.subject, "--filter", a.filter, "--explore", str(a.draws), "--seed", str(a.seed),
+                "--deterministic", "-q", "--examples", examples, "--json", os.path.join(a.workdir, "kept.json"))
+        if p.returncode not in (0, 1):
+            fail(f"the --examples run exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    kept = [line.split()[0] for line in open(examples) if line.split() and not line.startswith("#")]
+    want = {r["id"] for r in bad} | shrunk
+    if sorted(kept) != sorted(want) or len(kept) != len(set(kept)):
+        fail(f"--examples kept {kept}, expected each of {sorted(want)} once")
+    out3 = os.path.join(a.workdir, "replayed.json")
+    run(a.command, a.subject, "--filter", a.filter, "--deterministic", "-q", "--examples", examples, "--json", out3)
+    again = {r["id"]: r for r in json.load(open(out3))["results"]}
+    first = {**{r["id"]: r["status"] for r in bad}, **{r["explore"]["shrunk_to"]["id"]: r["explore"]["shrunk_to"]["status"]
+                                                        for r in bad}}
+    for rid in kept:
+        if rid not in again:
+            fail(f"a run with --examples did not replay {rid}")
+        if again[rid]["status"] != first[rid]:
+            fail(f"{rid} replayed from --examples as {again[rid]['status']}, the exploring run saw {first[rid]}")
+    if len(again) != len(cover) + len([k for k in kept if k not in cover]):
+        fail(f"a run with --examples ran {len(again)} cases, expected the cover and the {len(kept)} kept inputs")
+    out4 = os.path.join(a.workdir, "other_family.json")
+    run(a.command, a.subject, "--filter", "*.zero_size.*", "--deterministic", "-q", "--examples", examples, "--json", out4)
+    if any(r["id"] in kept for r in json.load(open(out4))["results"]):
+        fail("a selection without the kept inputs' family ran them")
+    base = os.path.join(a.workdir, "baseline.json")
+    target = sorted(r["id"] for r in bad)[0]  # a drawn id: never a cover case
+    json.dump({"schema": "dlpack-validate/baseline", "schema_version": 1,
+               "entries": [{"case": target, "expect": first[target], "reason": "an input --explore found"}]},
+              open(base, "w"))
+    out5 = os.path.join(a.workdir, "baselined.json")
+    run(a.command, a.subject, "--filter", a.filter, "--deterministic", "-q", "--baseline", base, "--json", out5)
+    named = [r for r in json.load(open(out5))["results"] if r["id"] == target]
+    if [r["status"] for r in named] != ["xfail"]:
+        fail(f"a baseline naming {target} gave it {[r['status'] for r in named]}, expected one xfail")
+    print(f"check_explore: --examples kept {len(kept)} inputs and replayed them; a baseline naming {target} ran it")
     print("check_explore: OK")
 
 

@@ -38,6 +38,9 @@ struct AppConfig {
   int shard_k = 0, shard_n = 0;           ///< --shard K/N (n 0: the whole selection)
   long long explore = 0;                  ///< --explore N: draws beyond the covers (0: none)
   unsigned long long seed = 1;            ///< --seed S: what the draws start from
+  /// --examples FILE: inputs earlier --explore runs found failing, replayed before any draw;
+  /// an --explore run adds the ones it finds (empty: none kept)
+  std::string examples_path;
   bool exitfirst = false;                 ///< -x: stop after the first unexpected result
   /// Report format (reports::formats(): "json", "html", "junit", "summary_md") -> the path
   /// asked for; formats not asked for are absent. "json" may be "-": the record on stdout

@@ -108,6 +108,8 @@ struct Selection {
 /// words combine with `and`, `or`, `not` and parentheses (`not` binds tightest, then `and`).
 /// Throws std::invalid_argument, naming what is wrong, for a malformed expression.
 bool keyword_match(const std::string& expression, const std::string& id);
+/// Whether the selection takes case `c` (also a point of a covered space that is not in the cover).
+bool selection_keeps(const Selection& selection, const CaseInfo& c);
 /// The selected cases, in id order.
 std::vector<const CaseInfo*> select_cases(const Selection& selection);
 inline std::vector<const CaseInfo*> select_cases(const std::vector<std::string>& filters) {

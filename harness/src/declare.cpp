@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -324,23 +325,135 @@ std::vector<CaseInfo> Declare::records_at(const std::vector<std::vector<size_t>>
   return out;
 }
 
-std::vector<std::vector<size_t>> Declare::value_picks() const {
-  // Every combination, in order (the last axis varies fastest).
-  std::vector<std::vector<size_t>> all{{}};
-  for (const Axis& axis : axes_) {
-    std::vector<std::vector<size_t>> next;
-    for (const auto& p : all)
-      for (size_t v = 0; v < axis.values.size(); ++v) {
-        next.push_back(p);
-        next.back().push_back(v);
-      }
-    all = std::move(next);
+namespace cover {
+namespace {
+
+/// The point with mixed-radix number `index` (the last axis varies fastest): the order in which
+/// the full product lists the points.
+std::vector<size_t> point_at(size_t index, const std::vector<size_t>& sizes) {
+  std::vector<size_t> p(sizes.size());
+  for (size_t a = sizes.size(); a-- > 0;) {
+    p[a] = index % sizes[a];
+    index /= sizes[a];
   }
-  if (!pairwise_ || axes_.size() < 3) return all;
-  // A deterministic greedy cover: repeatedly take the first combination (in the order above)
-  // that covers the most value tuples not yet covered, until every one is. The tuples: every
-  // pair of values of two different axes, and (triples()) every triple of values of three of
-  // the named axes. The same axes and values always give the same cases.
+  return p;
+}
+
+struct Tuples {
+  std::vector<size_t> offset;  // each group's tuples are numbered after the groups before it
+  Tuples(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) : offset(groups.size() + 1, 0) {
+    for (size_t g = 0; g < groups.size(); ++g) {
+      size_t count = 1;
+      for (size_t a : groups[g]) count *= sizes[a];
+      offset[g + 1] = offset[g] + count;
+    }
+  }
+  // The tuple `pick` takes in group g (the group's first axis's value varies slowest).
+  size_t of(const std::vector<size_t>& pick, const std::vector<size_t>& sizes, const std::vector<size_t>& group,
+            size_t g) const {
+    size_t t = 0;
+    for (size_t a : group) t = t * sizes[a] + pick[a];
+    return offset[g] + t;
+  }
+};
+
+}  // namespace
+
+size_t points(const std::vector<size_t>& sizes) {
+  size_t n = 1;
+  for (size_t s : sizes) n *= s;
+  return n;
+}
+
+std::vector<std::vector<size_t>> greedy_plain(const std::vector<size_t>& sizes,
+                                              const std::vector<std::vector<size_t>>& groups) {
+  const size_t n = points(sizes);
+  const Tuples tuples(sizes, groups);
+  std::vector<std::vector<size_t>> all;
+  for (size_t i = 0; i < n; ++i) all.push_back(point_at(i, sizes));
+  std::vector<bool> covered(tuples.offset.back(), false);
+  size_t left = tuples.offset.back();
+  std::vector<bool> taken(n, false);
+  std::vector<std::vector<size_t>> out;
+  while (left > 0) {
+    size_t best = 0, best_gain = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (taken[i]) continue;
+      size_t gain = 0;
+      for (size_t g = 0; g < groups.size(); ++g) gain += covered[tuples.of(all[i], sizes, groups[g], g)] ? 0 : 1;
+      if (gain > best_gain) best = i, best_gain = gain;
+    }
+    taken[best] = true;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const size_t t = tuples.of(all[best], sizes, groups[g], g);
+      if (!covered[t]) covered[t] = true, --left;
+    }
+    out.push_back(all[best]);
+  }
+  return out;
+}
+
+std::vector<std::vector<size_t>> greedy(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) {
+  // greedy_plain's cover, found lazily: a point's gain (tuples it would newly cover) only falls as
+  // others are taken, so a gain computed earlier is an upper bound. The heap holds (gain, point)
+  // with the larger gain first and, between equal gains, the earlier point; the top is refreshed
+  // until its gain is current, and is then what greedy_plain's full scan would take: no point
+  // has a larger current gain, and an earlier point with the same gain would sit above it.
+  const size_t n = points(sizes);
+  const size_t G = groups.size();
+  const Tuples tuples(sizes, groups);
+  std::vector<uint32_t> tuple(n * G);  // each point's tuple in each group
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<size_t> p = point_at(i, sizes);
+    for (size_t g = 0; g < G; ++g) tuple[i * G + g] = static_cast<uint32_t>(tuples.of(p, sizes, groups[g], g));
+  }
+  std::vector<char> covered(tuples.offset.back(), 0);
+  size_t left = tuples.offset.back();
+  auto gain_of = [&](size_t i) {
+    size_t gain = 0;
+    for (size_t g = 0; g < G; ++g) gain += covered[tuple[i * G + g]] ? 0 : 1;
+    return gain;
+  };
+  auto below = [](const std::pair<size_t, size_t>& x, const std::pair<size_t, size_t>& y) {
+    return x.first != y.first ? x.first < y.first : x.second > y.second;
+  };
+  std::vector<std::pair<size_t, size_t>> heap;  // (gain, point)
+  heap.reserve(n);
+  for (size_t i = 0; i < n; ++i) heap.emplace_back(G, i);
+  std::make_heap(heap.begin(), heap.end(), below);
+  std::vector<std::vector<size_t>> out;
+  while (left > 0 && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), below);
+    auto top = heap.back();
+    heap.pop_back();
+    const size_t gain = gain_of(top.second);
+    if (gain != top.first) {  // stale: put it back with its current gain
+      heap.emplace_back(gain, top.second);
+      std::push_heap(heap.begin(), heap.end(), below);
+      continue;
+    }
+    for (size_t g = 0; g < G; ++g)
+      if (char& c = covered[tuple[top.second * G + g]]; !c) c = 1, --left;
+    out.push_back(point_at(top.second, sizes));
+  }
+  return out;
+}
+
+}  // namespace cover
+
+std::vector<std::vector<size_t>> Declare::value_picks() const {
+  std::vector<size_t> sizes;
+  for (const Axis& axis : axes_) sizes.push_back(axis.values.size());
+  if (!pairwise_ || axes_.size() < 3) {
+    // Every combination, in order (the last axis varies fastest).
+    std::vector<std::vector<size_t>> all;
+    for (size_t i = 0, n = cover::points(sizes); i < n; ++i) all.push_back(cover::point_at(i, sizes));
+    return all;
+  }
+  // A deterministic greedy cover (cover::greedy): repeatedly take the first combination (in the
+  // order above) that covers the most value tuples not yet covered, until every one is. The
+  // tuples: every pair of values of two different axes, and (triples()) every triple of values of
+  // three of the named axes. The same axes and values always give the same cases.
   const size_t n = axes_.size();
   std::vector<std::vector<size_t>> groups;  // the axis tuples to cover, each of 2 or 3 axes
   for (size_t a = 0; a < n; ++a)
@@ -352,38 +465,7 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
   for (size_t i = 0; i < strong.size(); ++i)
     for (size_t j = i + 1; j < strong.size(); ++j)
       for (size_t k = j + 1; k < strong.size(); ++k) groups.push_back({strong[i], strong[j], strong[k]});
-  // Each group's tuples are numbered (the first axis's value varies slowest) after the groups before it.
-  std::vector<size_t> offset(groups.size() + 1, 0);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    size_t count = 1;
-    for (size_t a : groups[g]) count *= axes_[a].values.size();
-    offset[g + 1] = offset[g] + count;
-  }
-  auto tuple_of = [&](const std::vector<size_t>& pick, size_t g) {
-    size_t t = 0;
-    for (size_t a : groups[g]) t = t * axes_[a].values.size() + pick[a];
-    return offset[g] + t;
-  };
-  std::vector<bool> covered(offset.back(), false);
-  size_t left = offset.back();
-  std::vector<bool> taken(all.size(), false);
-  std::vector<std::vector<size_t>> out;
-  while (left > 0) {
-    size_t best = 0, best_gain = 0;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (taken[i]) continue;
-      size_t gain = 0;
-      for (size_t g = 0; g < groups.size(); ++g) gain += covered[tuple_of(all[i], g)] ? 0 : 1;
-      if (gain > best_gain) best = i, best_gain = gain;
-    }
-    taken[best] = true;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      const size_t t = tuple_of(all[best], g);
-      if (!covered[t]) covered[t] = true, --left;
-    }
-    out.push_back(all[best]);
-  }
-  return out;
+  return cover::greedy(sizes, groups);
 }
 
 bool Declare::has_axis(const std::string& name) const {

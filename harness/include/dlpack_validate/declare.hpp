@@ -181,6 +181,19 @@ class Declare {
   std::vector<std::string> triples_;  ///< the axes covered three at a time
 };
 
+/// The covers of pairwise() and triples(): the points (one value index per axis) of the space
+/// whose axes have `sizes` values, taken greedily until every tuple of values of every group of
+/// axes (pairs, triples) is in one of them: each step takes the first point, in the order of the
+/// full product (the last axis varies fastest), that covers the most tuples not yet covered.
+namespace cover {
+size_t points(const std::vector<size_t>& sizes);
+/// The cover, found with a heap of gains refreshed lazily (what Declare uses).
+std::vector<std::vector<size_t>> greedy(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups);
+/// The same cover by a full scan of every point at every step (the unit tests' reference).
+std::vector<std::vector<size_t>> greedy_plain(const std::vector<size_t>& sizes,
+                                              const std::vector<std::vector<size_t>>& groups);
+}  // namespace cover
+
 }  // namespace dlpv
 
 /// A block of declarations; a file may hold several (one under each body). Each file that

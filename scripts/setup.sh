@@ -8,7 +8,7 @@ PKGS=(
   libdlpack-dev doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   pybind11-dev python3-dev python3-pytest python3-venv
   python3-numpy python3-torch libtorch-dev
-  chromium libxml2-utils ocl-icd-libopencl1
+  chromium libxml2-utils ocl-icd-libopencl1 ccache
 )
 
 missing=()

@@ -7,9 +7,10 @@ and the Python API `validator.run`.
       --filter 'python.kw.*' --json OUT`, `dlpack-validate --version`, the installed CLI on a
       plugin (the example toy plugin: its workers re-execute /proc/self/exe), and the API checks.
       Fast on reruns: the venv has a fixed path, pyproject.toml's pinned build requirements
-      are installed once into a folder of their own (on PYTHONPATH for the install), then
-      `pip install --no-build-isolation` with a persistent scikit-build-core build dir, so an
-      unchanged tree rebuilds nothing. Everything lives under
+      come from scripts/build-wheel.sh's tools venv (on PYTHONPATH for the install: the same
+      headers and generator as install.wheel's build, so ccache serves one from the other),
+      then `pip install --no-build-isolation` with a persistent scikit-build-core build dir, so
+      an unchanged tree rebuilds nothing. Everything lives under
       ~/.cache/dlpack-validate/pip-test/<hash of the source path>/ (DLPV_PIP_TEST_CACHE), pip's
       cache under ~/.cache/dlpack-validate/pip. DLPV_PIP_ISOLATED=1 installs the way a user
       does instead (build isolation, a throwaway build dir: a cold build).
@@ -138,6 +139,37 @@ def build_requirements(source):
     return reqs
 
 
+def ccache_env(cache_root):
+    """The environment that puts ccache (Debian's, scripts/setup.sh) in front of the compilers of
+    a scikit-build-core build (CMake reads CMAKE_<LANG>_COMPILER_LAUNCHER from the environment at
+    the first configure), sharing one cache with install.wheel's build (tests/install/
+    check_wheel.sh sets the same). Paths are hashed relative to the build folder (base_dir /):
+    pip-test/KEY/build and wheel-test/KEY/build lie at the same depth, so the two builds' commands
+    hash alike. Empty without ccache: a cold build, as before."""
+    ccache = shutil.which("ccache")
+    if not ccache:
+        return {}
+    return {"CMAKE_C_COMPILER_LAUNCHER": ccache, "CMAKE_CXX_COMPILER_LAUNCHER": ccache,
+            "CCACHE_DIR": os.path.join(cache_root, "ccache"), "CCACHE_BASEDIR": "/", "CCACHE_NOHASHDIR": "1"}
+
+
+def wheel_tools_python(source, base):
+    """The python of scripts/build-wheel.sh's tools venv (pyproject.toml's build requirements and
+    scripts/wheel-tools.txt's pins, made by scripts/venvs.py), or None when it cannot be made."""
+    pins = [l.strip() for l in open(os.path.join(source, "scripts", "wheel-tools.txt"), encoding="utf-8")
+            if l.strip() and not l.startswith("#")]
+    args = []
+    for r in build_requirements(source) + pins:
+        args += ["--req", r]
+    r = subprocess.run([base, os.path.join(source, "scripts", "venvs.py"), "python", "wheel-tools", *args,
+                        "--base", base], capture_output=True, text=True)
+    lines = r.stdout.strip().splitlines()
+    if r.returncode != 0 or not lines:
+        sys.stderr.write(r.stderr[-4000:])
+        return None
+    return lines[-1]
+
+
 @contextlib.contextmanager
 def locked(path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -165,25 +197,27 @@ def pip_mode(a):
         env = dict(os.environ)
         # One core unless told otherwise: CTest runs other tests beside this one.
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "1")
+        env.update(ccache_env(home_cache))
         t0 = time.monotonic()
         if isolated:
             cmd = pip + ["install", source]
         else:
-            # The pinned build requirements live in a folder of their own, kept while the pins
-            # stay the same: reinstalled pybind11 headers (new mtimes) would rebuild the module.
-            reqs = build_requirements(source)
-            tools = os.path.join(root, "build-requirements")
-            stamp = os.path.join(tools, ".pins")
-            if not os.path.exists(stamp) or open(stamp).read() != "\n".join(reqs):
-                shutil.rmtree(tools, ignore_errors=True)
-                r = sh(pip + ["install", "-q", "--target", tools, *reqs], env=env)
-                if r.returncode != 0:
-                    log(f"SKIP: the pinned build requirements {reqs} could not be installed "
-                        f"(no PyPI and not in {pip_cache})")
-                    return SKIP
-                with open(stamp, "w") as f:
-                    f.write("\n".join(reqs))
+            # The pinned build requirements come from scripts/build-wheel.sh's tools venv (the
+            # same pins, scripts/wheel-tools.txt, the same venv): install.pip and install.wheel
+            # then compile the same commands against the same pybind11 headers and the same
+            # generator (ninja), and with ccache (CTest's environment) the second build is the
+            # first one's cache hits. The venv is kept while the pins stay the same: reinstalled
+            # headers (new mtimes) would rebuild the module.
+            tools_py = wheel_tools_python(source, a.base_python)
+            if tools_py is None:
+                log(f"SKIP: the pinned build requirements could not be installed "
+                    f"(no PyPI and not in {pip_cache})")
+                return SKIP
+            tools = subprocess.run([tools_py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
             env["PYTHONPATH"] = tools
+            # ninja from the tools venv, as build-wheel.sh has it on PATH
+            env["PATH"] = os.path.dirname(tools_py) + os.pathsep + env.get("PATH", "")
             cmd = pip + ["install", "--no-build-isolation",
                          "--config-settings=build-dir=" + os.path.join(root, "build"), source]
         r = sh(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -395,12 +395,15 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
     text << differ << "\n";
     md << "**" << md_cell(differ) << "**\n\n";
   }
+  // Different libraries without --allow-different-subjects: the counts alone, no listing (cases
+  // matched by position across two libraries are no one's regressions), and exit 1.
+  const bool refused = !same_subjects && !allow_different_subjects;
   md << "| regressions | fixes | other status changes | new cases | removed cases |\n|---:|---:|---:|---:|---:|\n";
   md << fmt::format("| {} | {} | {} | {} | {} |\n", regressions.size(), fixes.size(), changes.size(), added.size(),
                     removed.size());
   auto section = [&](const char* title, const char* what, const std::vector<std::pair<Entry, Entry>>& rows) {
     text << fmt::format("{} ({}): {}\n", title, what, rows.size());
-    if (rows.empty()) return;
+    if (rows.empty() || refused) return;
     md << fmt::format("\n### {} ({})\n\n| case | before | after | message now |\n|---|---|---|---|\n", title, what);
     for (const auto& [o, n] : rows) {
       text << fmt::format("  {:<8} -> {:<8} {}\n", o.status, n.status, name(n));
@@ -417,7 +420,7 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
   section("Other status changes", "grade changes, newly skipped or newly tested", changes);
   auto listing = [&](const char* title, const std::vector<Entry>& rows) {
     text << fmt::format("{}: {}\n", title, rows.size());
-    if (rows.empty()) return;
+    if (rows.empty() || refused) return;
     md << fmt::format("\n### {}\n\n| case | status |\n|---|---|\n", title);
     size_t shown = 0;
     for (const Entry& e : rows) {
@@ -431,14 +434,13 @@ int run_diff(const AppConfig& cfg, const std::string& old_path, const std::strin
   };
   listing("New cases", added);
   listing("Removed cases", removed);
-  const bool refused = !same_subjects && !allow_different_subjects && regressions.empty();
   const int rc = regressions.empty() && !refused ? 0 : 1;
   if (refused) {
     size_t now_unexpected = 0;
     for (const auto& [key, n] : after) now_unexpected += unexpected(n.status) ? 1 : 0;
     const std::string why = fmt::format(
         "{} regression{} among the cases matched, {} unexpected result{} in the new record; "
-        "--allow-different-subjects judges the matched cases alone",
+        "--allow-different-subjects lists and judges the matched cases, as if one library were the other's next build",
         regressions.size(), regressions.size() == 1 ? "" : "s", now_unexpected, now_unexpected == 1 ? "" : "s");
     text << "verdict: SUBJECTS DIFFER, no all-clear across different libraries (" << why << ")\n";
     md << "\n**Subjects differ**, no all-clear across different libraries (" << md_cell(why) << ")\n";

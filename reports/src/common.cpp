@@ -306,6 +306,18 @@ std::string explain_command(const json& run) {
   return (program.empty() ? std::string("dlpack-validate") : program) + " explain";
 }
 
+/// The path the run's --write-baseline named (its command line), or "".
+std::string written_baseline(const json& run) {
+  const json& argv = member(run, "command_line");
+  if (!argv.is_array()) return {};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string a = text_of(argv[i]);
+    if (a == "--write-baseline" && i + 1 < argv.size()) return text_of(argv[i + 1]);
+    if (a.rfind("--write-baseline=", 0) == 0) return a.substr(17);
+  }
+  return {};
+}
+
 std::vector<std::string> next_steps(const json& run) {
   const bool strict = is_strict(run);
   const json* first = nullptr;
@@ -327,9 +339,16 @@ std::vector<std::string> next_steps(const json& run) {
     const std::string cmd = rerun_command(run, *first);
     if (!cmd.empty())
       out.push_back("run one case again (any id above in place of this one): " + cmd);
-    out.push_back("accept these findings as known: run once more with --write-baseline known.json, read it (one entry "
-                  "per finding, with its reason to fill in), then run with --baseline known.json; a problem fixed "
-                  "later shows as xpass and as a stale entry");
+    const std::string written = written_baseline(run);
+    if (!written.empty())
+      out.push_back("this run wrote these findings to " + shell_word(written) + " (--write-baseline; the verdict "
+                    "below is still the run's own): read it (one entry per finding, with its reason to fill in), "
+                    "then run with --baseline " + shell_word(written) + "; a problem fixed later shows as xpass and "
+                    "as a stale entry");
+    else
+      out.push_back("accept these findings as known: run once more with --write-baseline known.json, read it (one "
+                    "entry per finding, with its reason to fill in), then run with --baseline known.json; a problem "
+                    "fixed later shows as xpass and as a stale entry");
   }
   if (timeouts > 0)
     out.push_back(fmt::format(

@@ -150,7 +150,7 @@ def main():
     if "no regression" not in same.stdout:
         problems.append(f"diff of a record with itself: {same.stdout[-300:]}")
     md = os.path.join(w, "diff.md")
-    d = run([a.validator, "diff", one, two, "--summary-md", md], expect=1)
+    d = run([a.validator, "diff", one, two, "--summary-md", md, "--allow-different-subjects"], expect=1)
     regressed = int(d.stdout.split("Regressions (")[1].split(": ")[1].split("\n")[0])
     if regressed != bad_of_mut:
         problems.append(f"diff reference -> mutant: {regressed} regressions, the mutant fails {bad_of_mut} cases")
@@ -160,6 +160,11 @@ def main():
     back = run([a.validator, "diff", two, one], expect=1)
     if "the subjects differ" not in back.stdout or "verdict: SUBJECTS DIFFER" not in back.stdout:
         problems.append(f"diff mutant -> reference (different libraries) does not say so: {back.stdout[-400:]}")
+    # without --allow-different-subjects, different libraries are not listed case by case (--help)
+    fwd = run([a.validator, "diff", one, two], expect=1)
+    if "verdict: SUBJECTS DIFFER" not in fwd.stdout or " -> fail " in fwd.stdout or len(fwd.stdout.splitlines()) > 12:
+        problems.append(f"diff reference -> mutant without --allow-different-subjects lists the matched cases: "
+                        f"{fwd.stdout[:400]}")
     back = run([a.validator, "diff", two, one, "--allow-different-subjects"], expect=0)
     if f"Fixes (unexpected before, passing or expected now): {bad_of_mut}" not in back.stdout:
         problems.append(f"diff mutant -> reference does not list {bad_of_mut} fixes: {back.stdout[:400]}")

@@ -22,6 +22,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,6 +137,18 @@ def main():
         check(False, f"the validator's JUnit XML: {e}")
     check(rec.get("command_line", [None])[0] == "pytest" and "invocation" in rec,
           "the merged record names the pytest session and keeps the program that re-runs a case")
+    # JUnit's time of an item is its case's own, not its batch's (the first item of a batch used
+    # to carry the whole batch)
+    try:
+        times = {tc.get("name"): float(tc.get("time") or 0)
+                 for tc in ET.parse(os.path.join(d, "junit.xml")).getroot().iter("testcase")}
+        own = {f"{r['id']}[{fake}]": float(r.get("duration_s") or 0) for r in rec.get("results", [])}
+        worst = max(times, key=lambda n: times[n] - own.get(n, 0.0)) if times else None
+        check(times and all(abs(times[n] - own.get(n, 0.0)) < 0.05 for n in times),
+              f"JUnit times are the cases' own (largest gap: {worst} {times.get(worst)} s vs "
+              f"{own.get(worst)} s)")
+    except (OSError, ET.ParseError, ValueError) as e:
+        check(False, f"pytest's JUnit XML: {e}")
     # The option's name before the options table named it still works.
     rc, _, out, d = run.pytest("--dlpack-validate", fake, "--dlpack-validate-filter", "python.capsule.*",
                                "--dlpack-validate-md", "old.md")
@@ -166,6 +179,10 @@ def main():
           + ("" if whole == xdist else f": differ {sorted(set(whole.items()) ^ set(xdist.items()))[:4]}\n{out[-1500:]}"))
     rc1, plain, _, _ = run.pytest("--dlpack-validate", variant, *py, "-k", "foreign or capsule")
     check(all("foreign" in n or "capsule" in n for n in plain) and len(plain) < len(ref), "-k narrows the items")
+    rc, _, out, _ = run.pytest("--dlpack-validate", variant, *py, "-k", "foreign or capsule", "-v")  # -q -v: the header
+    m = re.search(r"collected (\d+) items? / (\d+) deselected / (\d+) selected", out)
+    check(m and int(m.group(3)) == len(plain) and int(m.group(1)) == int(m.group(2)) + int(m.group(3)),
+          f"pytest's header counts the cases: {m.group(0) if m else out[:400]}")
     first = sorted(n for n, o in plain.items() if o == "failed")[0]
     rc, got, _, _ = run.pytest("--dlpack-validate", variant, *py, "-k", "foreign or capsule",
                                "--deselect", f"dlpack-validate::{first}")

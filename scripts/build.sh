@@ -15,4 +15,15 @@ BUILD="${DLPV_BUILD_DIR:-build}"
 cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" -DDLPV_ONEAPI_PYTHON="${DLPV_ONEAPI_PYTHON:-}" \
   -DDLPV_GENERIC_PYTHON="${DLPV_GENERIC_PYTHON:-}" -DDLPV_OWN_PYTHONS="${DLPV_OWN_PYTHONS:-}" >/dev/null
-cmake --build "$BUILD" -j "$(nproc)"
+# The build's own output goes to $BUILD/build.log; the terminal gets its progress every 10 %
+# and every line that is not a progress line (warnings, errors), so that what follows the build
+# (a verdict) is not buried under hundreds of "Building CXX object" lines.
+mkdir -p "$BUILD"
+echo "build: cmake --build $BUILD -j $(nproc) (full output in $BUILD/build.log)"
+cmake --build "$BUILD" -j "$(nproc)" 2>&1 | tee "$BUILD/build.log" | awk '
+  /^\[ *[0-9]+%\] / { p = substr($0, 2, index($0, "%") - 2) + 0
+                      if (p >= next_p) { print "build: " p " %"; fflush(); next_p = p - p % 10 + 10 }
+                      next }
+  /^(gmake|make)(\[[0-9]+\])?: (Entering|Leaving) directory/ { next }
+  { print; fflush() }'
+echo "build: done"

@@ -26,24 +26,34 @@ PY="${DLPV_PYTHON:-/usr/bin/python3}"
 
 echo
 echo "=== 1. dlpack-validate on the bundled reference plugin ==="
+rm -f "$BUILD"/reference-run.json "$BUILD"/libtorch-run.json "$BUILD"/python-run.json "$BUILD"/peers-run.json \
+  "$BUILD"/dpnp-run.json
+RUNS=()
+rc=0
 "$BUILD/dlpack-validate" --json "$BUILD/reference-run.json" --html "$BUILD/reference-run.html" \
-  "$BUILD/tests/libdlpv_reference.so"
+  "$BUILD/tests/libdlpv_reference.so" || rc=$?
+RUNS+=("reference plugin=$BUILD/reference-run.json:$rc")
 
 if [ -f "$BUILD/plugins/libtorch/libdlpv_libtorch.so" ]; then
+  rc=0
   echo
   echo "=== 2. dlpack-validate on Debian's libtorch (at::toDLPack / at::fromDLPack) ==="
   "$BUILD/dlpack-validate" --json "$BUILD/libtorch-run.json" --html "$BUILD/libtorch-run.html" \
-    "$BUILD/plugins/libtorch/libdlpv_libtorch.so" || true
+    "$BUILD/plugins/libtorch/libdlpv_libtorch.so" || rc=$?
+  RUNS+=("Debian's libtorch=$BUILD/libtorch-run.json:$rc")
 fi
 
 if [ -d "$BUILD/python/validator" ]; then
+  rc=0
   echo
   echo "=== 3. python -m validator numpy torch (Debian's NumPy and PyTorch, $PY) ==="
   PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m validator \
-    --json "$BUILD/python-run.json" --html "$BUILD/python-run.html" numpy torch || true
+    --json "$BUILD/python-run.json" --html "$BUILD/python-run.html" numpy torch || rc=$?
+  RUNS+=("Debian's numpy torch=$BUILD/python-run.json:$rc")
 fi
 
 if [ -n "$DLPV_PEERS_PYTHON" ] && [ -d "$BUILD/python/validator" ]; then
+  rc=0
   echo
   echo "=== 4. python -m validator on the pinned DLPack 1.x peers ($DLPV_PEERS_PYTHON) ==="
   LIBS=(numpy torch jax paddle tvm_ffi pyarrow array_api_strict tensorflow mlx cupy)
@@ -54,14 +64,20 @@ if [ -n "$DLPV_PEERS_PYTHON" ] && [ -d "$BUILD/python/validator" ]; then
   "$PY" tools/merge_baselines.py "$BUILD/peers-baseline.json" "${BASELINES[@]}" baselines/peers/pairs.json
   PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" TF_CPP_MIN_LOG_LEVEL=3 "$DLPV_PEERS_PYTHON" \
     -m validator --baseline "$BUILD/peers-baseline.json" --json "$BUILD/peers-run.json" \
-    --html "$BUILD/peers-run.html" --summary-md "$BUILD/peers-run.md" "${LIBS[@]}" || true
+    --html "$BUILD/peers-run.html" --summary-md "$BUILD/peers-run.md" "${LIBS[@]}" || rc=$?
+  RUNS+=("pinned 1.x peers=$BUILD/peers-run.json:$rc")
 fi
 
 if [ -n "${DLPV_ONEAPI_PYTHON:-}" ] && [ -d "$BUILD/python/validator" ]; then
+  rc=0
   echo
   echo "=== 5. python -m validator dpnp: arrays on a SYCL device (kDLOneAPI), $DLPV_ONEAPI_PYTHON ==="
   DPNP_BASELINE=()
   [ -f baselines/peers/dpnp.json ] && DPNP_BASELINE=(--baseline baselines/peers/dpnp.json)
   PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$DLPV_ONEAPI_PYTHON" -m validator "${DPNP_BASELINE[@]}" \
-    --json "$BUILD/dpnp-run.json" --html "$BUILD/dpnp-run.html" dpnp || true
+    --json "$BUILD/dpnp-run.json" --html "$BUILD/dpnp-run.html" dpnp || rc=$?
+  RUNS+=("dpnp (SYCL)=$BUILD/dpnp-run.json:$rc")
 fi
+
+# The last lines: each run's verdict, and the one that sets the exit status (the reference's).
+"$PY" tools/run_summary.py --decides "reference plugin" "${RUNS[@]}"

@@ -7,6 +7,9 @@ cases catch: the mutation score per axis, per kind and per role, with every surv
   zoo.py run --validator BUILD/dlpack-validate --plugin BUILD/tests/libdlpv_zoo.so
              [--sample N --seed S] [--only ROLE[:AXIS]] [--bug "ROLE AXIS VALUE KIND" ...]
              [--json OUT]
+  zoo.py run --python "PY -m validator" --subject fakearray.variants:correct ...
+             (the adapter route: fakearray's extension reads the same DLPV_ZOO_BUG; PYTHONPATH
+             must hold the validator package and the fakearray stage)
   zoo.py report OUT     the score of a run's --json again
 
 A bug is caught when some case ends fail, warn, crash, timeout or error where the clean run
@@ -57,7 +60,8 @@ def run(args, bug, hits):
         env["DLPV_ZOO_BUG"] = " ".join(bug)
         env["DLPV_ZOO_HITS"] = hits
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([args.validator, "--deterministic", "-q", "--json", out.name, args.plugin],
+        program = args.python.split() if args.python else [args.validator]
+        subprocess.run(program + ["--deterministic", "-q", "--json", out.name, args.subject or args.plugin],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         record = json.load(open(out.name))
     return {r["id"]: r["status"] for r in record["results"]}
@@ -67,8 +71,11 @@ def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--validator", required=True)
-    r.add_argument("--plugin", required=True)
+    r.add_argument("--validator", help="the C route: dlpack-validate, with --plugin (the zoo's build, dlpv_zoo)")
+    r.add_argument("--plugin")
+    r.add_argument("--python", help="the adapter route: 'PY -m validator', with --subject (a library whose "
+                   "extension reads DLPV_ZOO_BUG: fakearray.variants:correct)")
+    r.add_argument("--subject")
     r.add_argument("--sample", type=int)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--only", help="ROLE or ROLE:AXIS")
@@ -81,6 +88,10 @@ def main():
         report(json.load(open(args.file))["bugs"])
         return 0
 
+    if not ((args.validator and args.plugin) or (args.python and args.subject)):
+        print("zoo: give --validator and --plugin (the C route) or --python and --subject (the adapter route)",
+              file=sys.stderr)
+        return 2
     todo = bugs()
     if args.only:
         role, _, axis = args.only.partition(":")

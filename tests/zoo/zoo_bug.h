@@ -1,7 +1,9 @@
 /* tests/zoo/zoo_bug.h: the bug zoo's run-time bug for the reference plugin (tests/zoo/README.md).
  * Included by tests/fixtures/reference_plugin.c (after Export and on_loading_thread), where its
  * hooks are called behind ZOO_BUILD (a constant 0 except in the zoo's own build, dlpv_zoo, so
- * every other build folds them away).
+ * every other build folds them away), and by the fake array library's extension
+ * (tests/python/fakearray/_fakearray.cpp: the adapter route, and the generic route through
+ * tests/python/generic/fakeplain.py), where no DLPV_ZOO_BUG means no bug.
  *
  * One bug per process, read once from the environment:
  *   DLPV_ZOO_BUG="ROLE AXIS VALUE KIND"

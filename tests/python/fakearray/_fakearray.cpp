@@ -22,6 +22,17 @@
 
 namespace py = pybind11;
 
+// The bug zoo (tests/zoo): the same run-time bug as the reference plugin's zoo build, by
+// predicate, read from DLPV_ZOO_BUG="ROLE AXIS VALUE KIND" when the module loads (no variable,
+// no bug: every other run of fakearray is unchanged). tests/zoo/zoo_bug.h needs an export's
+// bookkeeping (the deleter_noop mark) and the loading thread.
+typedef struct Export {
+  int zoo_noop;
+} Export;
+static const std::thread::id g_zoo_loading_thread = std::this_thread::get_id();
+static int on_loading_thread(void) { return std::this_thread::get_id() == g_zoo_loading_thread; }
+#include "../../zoo/zoo_bug.h"
+
 namespace {
 
 // The "handle" of the CUDA stream fakearray computes on (fakearray never touches a GPU; the
@@ -73,6 +84,8 @@ struct Array {
   // An ext_dev array's writes still queued (make_pending): its final bytes, written when the
   // array's work is waited for (settle: a copy, to_bytes, an export asked with an ext_dev queue).
   std::vector<unsigned char> pending;
+  int layout = -1;  // the DLPV_LAYOUT_* it was made in (the zoo's layout axis); -1: an import
+  bool zoo_flip = false;  // the zoo's consumer elements bug: element 0's first byte reads flipped
 };
 
 void settle(Array& a) {
@@ -95,6 +108,7 @@ struct Ctx {
   std::vector<int64_t> shape, strides;
   std::thread::id creator = std::this_thread::get_id();
   PyObject* owner = nullptr;     // deleter_needs_interpreter: a Python reference
+  Export zoo{0};                 // the zoo's deleter_noop: the deleter frees nothing
 };
 
 std::mutex& g_live_mutex = *new std::mutex;
@@ -142,6 +156,10 @@ template <class M>
 void delete_managed_now(M* self) {
   auto* ctx = static_cast<Ctx*>(self->manager_ctx);
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
+  if (ctx->zoo.zoo_noop) {  // the zoo's deleter_noop: frees nothing (a second call still ignored)
+    retire(self);
+    return;
+  }
   if (!retire(self)) return;
   // deleter_without_gil: touches Python without taking the GIL, as NumPy 1.23's deleter of a
   // broadcast array did: fatal when called on a thread that does not hold it (DEL-06).
@@ -293,6 +311,26 @@ py::object make_capsule(void* p, const char* name, bool versioned) {
   throw py::error_already_set();
 }
 
+// The zoo's producer bug on an export just built: the request as the zoo names it (copy=True
+// copy, copy=False no_copy, a read-only array read_only, else plain) and the layout the array
+// was made in (an imported array's, as its strides show it).
+void zoo_export(const Array& a, const py::object& copy, DLTensor* t, uint64_t* flags, Ctx* ctx) {
+  if (!g_zoo.on) return;
+  DLPVRequest r{};
+  r.struct_size = sizeof r;
+  r.flags = !copy.is_none() ? (copy.cast<bool>() ? DLPV_REQ_COPY : DLPV_REQ_NO_COPY)
+            : a.read_only   ? DLPV_REQ_READ_ONLY : 0u;
+  if (a.layout >= 0) {
+    r.layout = static_cast<uint32_t>(a.layout);
+  } else {
+    const std::string name = zoo_layout_name(t);
+    r.layout = name == "fortran" ? DLPV_LAYOUT_FORTRAN : name == "strided" ? DLPV_LAYOUT_STRIDED
+               : name == "offset" ? DLPV_LAYOUT_OFFSET : name == "reversed" ? DLPV_LAYOUT_REVERSED
+               : name == "broadcast" ? DLPV_LAYOUT_BROADCAST : DLPV_LAYOUT_CONTIGUOUS;
+  }
+  zoo_after_export(&r, t, flags, &ctx->zoo);
+}
+
 py::object dlpack(py::object self_obj, py::object stream, py::object max_version, py::object dl_device,
                   py::object copy) {
   Array& a = self_obj.cast<Array&>();
@@ -399,9 +437,11 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
       static_cast<Ctx*>(m->manager_ctx)->owner = self_obj.ptr();
       Py_INCREF(self_obj.ptr());
     }
+    zoo_export(a, copy, &m->dl_tensor, &m->flags, static_cast<Ctx*>(m->manager_ctx));
     cap = make_capsule(m, bug("versioned_named_legacy") ? "dltensor" : "dltensor_versioned", true);
   } else {
     auto* m = new_managed<DLManagedTensor>(a, do_copy);
+    zoo_export(a, copy, &m->dl_tensor, nullptr, static_cast<Ctx*>(m->manager_ctx));
     cap = make_capsule(m, bug("legacy_struct_named_versioned") ? "dltensor_versioned" : "dltensor", false);
   }
   if (bug("same_capsule")) a.last_capsule = cap;  // a cache: hands the capsule out again
@@ -527,7 +567,13 @@ py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
   }
   std::function<void()> release = deleter_of(m);
   if (bug("consumer_xapi_leaks")) release = nullptr;
-  return array_object(wrap(m->dl_tensor, m->flags, std::move(release), false));
+  const int zoo = zoo_on_import(&m->dl_tensor, 1, m, nullptr);  // the zoo's consumer bug, as from_dlpack's
+  if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
+  if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
+  const bool misread = zoo && zoo_kind("elements");  // a private copy that misread, as from_dlpack's
+  std::shared_ptr<Array> out = wrap(m->dl_tensor, m->flags, std::move(release), misread);
+  if (misread) *element0(*out) ^= 0x5A;
+  return array_object(std::move(out));
 }
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
@@ -665,6 +711,13 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   if (!bug("consumer_no_rename") &&
       PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor") != 0)
     throw py::error_already_set();
+  // The zoo's consumer bug: deleter_early has released the tensor already (and the array goes on
+  // viewing it), deleter_leak never releases it, deleter_double releases it twice, elements
+  // reads element 0's first byte flipped.
+  const int zoo = zoo_on_import(t, versioned, versioned ? static_cast<DLManagedTensorVersioned*>(p) : nullptr,
+                                versioned ? nullptr : static_cast<DLManagedTensor*>(p));
+  if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
+  if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
   // copy=True: the producer copied (IS_COPIED) or we copy now.
   // consumer_copy_in_place_aligned (as JAX 0.10 does): 64-byte aligned data is imported in
   // place even under copy=True; only other data is copied.
@@ -698,7 +751,16 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
     last = std::make_shared<std::function<void()>>(std::move(release));
     release = [] { if (last && *last) (*last)(); };
   }
-  return array_object(wrap(seen, flags, std::move(release), copy_here));
+  // The zoo's misread (elements): the array holds element 0's first byte flipped, in a private
+  // copy (a consumer may copy where it is not told not to), so that every route that reads the
+  // array sees it, its re-export included (generic mode reads nothing else); under copy=False it
+  // must alias, and only the library's own read (to_bytes, the adapter's route) misreads.
+  const bool misread = zoo && zoo_kind("elements");
+  const bool private_copy = copy_here || (misread && (copy.is_none() || copy.cast<bool>()));
+  std::shared_ptr<Array> out = wrap(seen, flags, std::move(release), private_copy);
+  if (misread && private_copy) *element0(*out) ^= 0x5A;
+  else out->zoo_flip = misread;
+  return array_object(std::move(out));
 }
 
 // ---- the exchange API (DLPack 1.3): one static table --------------------------------------
@@ -869,6 +931,9 @@ std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, cons
                             bool read_only, const std::string& data, int device_type) {
   auto a = std::make_shared<Array>();
   a->device_type = device_type;
+  a->layout = layout == "fortran" ? DLPV_LAYOUT_FORTRAN : layout == "strided" ? DLPV_LAYOUT_STRIDED
+              : layout == "offset" ? DLPV_LAYOUT_OFFSET : layout == "reversed" ? DLPV_LAYOUT_REVERSED
+              : layout == "broadcast" ? DLPV_LAYOUT_BROADCAST : DLPV_LAYOUT_CONTIGUOUS;
   a->dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   a->shape = shape;
   a->read_only = read_only;
@@ -929,6 +994,7 @@ py::bytes to_bytes(const Array& a) {
       idx[i] = 0;
     }
   }
+  if (a.zoo_flip && !out.empty()) out[0] = static_cast<char>(out[0] ^ 0x5A);
   return py::bytes(out);
 }
 
@@ -936,6 +1002,7 @@ py::bytes to_bytes(const Array& a) {
 
 PYBIND11_MODULE(_fakearray, m) {
   m.doc() = "fakearray: a DLPack test library with plantable bugs";
+  zoo_read_bug();
   m.def("current_stream", [](int device_type) -> py::object {
     if (device_type == kDLCUDA) return py::int_(kCudaStream);
     if (device_type == kDLROCM) return py::int_(0);

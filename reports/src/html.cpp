@@ -85,6 +85,32 @@ std::string charged_table(const json& run) {
   return out + "</tbody></table>\n";
 }
 
+// A subject run in generic mode (no built-in adapter: its notes say so first) is named on the first
+// screen, with what an adapter would add (the note that says it), so that a reader does not take
+// the generic run's skips for the library's gaps.
+std::string generic_mode_lines(const json& run) {
+  std::string out;
+  const json& subjects = detail::member(run, "subjects");
+  if (!subjects.is_array()) return out;
+  for (std::size_t i = 0; i < subjects.size(); ++i) {
+    const json& notes = detail::member(subjects[i], "notes");
+    if (!notes.is_array()) continue;
+    bool generic = false;
+    std::string adds;
+    for (const json& n : notes) {
+      if (!n.is_string()) continue;
+      const std::string t = n.get<std::string>();
+      if (t.rfind("no built-in adapter: generic mode", 0) == 0) generic = true;
+      if (t.rfind("an adapter", 0) == 0) adds = t;
+    }
+    if (!generic) continue;
+    out += "<p class=\"generic-mode\"><strong>" + html_escape(detail::subject_name(run, static_cast<long long>(i))) +
+           " ran in generic mode</strong> (no built-in adapter: the validator made its arrays through its "
+           "from_dlpack and read them back through their own __dlpack__). " + html_escape(adds) + "</p>\n";
+  }
+  return out;
+}
+
 std::string banner(const json& run, const std::vector<detail::AttentionGroup>& groups) {
   const json& sum = detail::member(run, "summary");
   bool pass = detail::text(sum, "verdict") == "pass";
@@ -110,7 +136,7 @@ std::string banner(const json& run, const std::vector<detail::AttentionGroup>& g
     }
     out += fmt::format(FMT_STRING("<li class=\"st st-{}\">{}</li>"), s, item);
   }
-  out += "</ul>\n" + charged_table(run);
+  out += "</ul>\n" + generic_mode_lines(run) + charged_table(run);
   if (!groups.empty()) {
     constexpr std::size_t k_listed = 8;
     out += "<nav aria-label=\"unexpected results\"><p><a href=\"#unexpected\">Needs attention</a>, by failed "

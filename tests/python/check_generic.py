@@ -85,7 +85,14 @@ def main():
     problems = []
 
     # 1. the fallback, correct library
-    proc, ref = run(workdir, "correct", "fakeplain")
+    page = os.path.join(workdir, "correct.html")
+    proc, ref = run(workdir, "correct", "fakeplain", extra=["--html", page])
+    # the first screen (the verdict banner, before the subjects table) says it was generic mode
+    text = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+    first = text[text.find('id="verdict"'):text.find("</header>")] if 'id="verdict"' in text else ""
+    if "ran in generic mode" not in first or "an adapter" not in first:
+        problems.append(f"correct fakeplain: the HTML report's first screen does not say it ran in generic mode "
+                        f"and what an adapter would add: {first[:300]!r}")
     statuses = {r["id"]: r["status"] for r in ref["results"]}
     bad = {cid: st for cid, st in statuses.items() if st in UNEXPECTED}
     if bad or proc.returncode != 0:

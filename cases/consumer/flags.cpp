@@ -25,9 +25,10 @@ void read_only_flag(CaseContext& ctx) {
     judge_refusal_ownership(ctx, *made, "a READ_ONLY tensor");
     // Refusing the flag is the warning; refusing an optional element type is the consumer's right.
     if (dtype_name(spec.dtype) != "float32")
-      ctx.skip(fmt::format("the consumer refused a READ_ONLY {} tensor ({}): {}", dtype_name(spec.dtype), rc, error));
-    ctx.check(false, "FLAG-04", "a READ_ONLY tensor is imported (not refused)", "DLPV_OK",
-              fmt::format("refused ({}): {}", rc, error));
+      ctx.skip(fmt::format("the consumer refused a READ_ONLY {} tensor ({})", dtype_name(spec.dtype),
+                           refusal_seen(ctx, rc, error)));
+    ctx.check(false, "FLAG-04", "a READ_ONLY tensor is imported (not refused)", imported(ctx),
+              refusal_seen(ctx, rc, error));
     return;
   }
   const int early = released_at_import(ctx, *made);

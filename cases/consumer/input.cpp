@@ -117,19 +117,19 @@ void consumer_input(CaseContext& ctx) {
       const std::optional<bool> alone = reads_right(ctx, Input{in.dtype, in.layout, in.dims, in.misalign, false}, versioned);
       if (alone)
         ctx.check(false, "LAYOUT-01", "the consumer imports " + what + (i > 0 ? " a second time" : "") +
-                  " as it does a first import on the loading thread", "DLPV_OK",
-                  fmt::format("refused with {}: {}", im.rc, im.error));
+                  " as it does a first import on the loading thread", imported(ctx),
+                  refusal_seen(ctx, im.rc, im.error));
     }
     if (ctx.checks().empty() || ctx.checks().back().status == Status::pass) {
       // A refusal of the rule's own kind is the consumer's right (a skip); any other is a
       // refusal of the wrong kind (ERR-07; LAYOUT-11 for negative and zero strides): a warning.
       if (im.rc != DLPV_UNSUPPORTED) {
         ctx.check_as(Severity::should, false, in.rule() == "LAYOUT-11" ? "LAYOUT-11" : "ERR-07",
-                     "a consumer turning down " + what + " refuses cleanly (BufferError; DLPV_UNSUPPORTED from a plugin)",
-                     "BufferError / DLPV_UNSUPPORTED", fmt::format("refused with {}: {}", im.rc, im.error));
+                     "a consumer turning down " + what + " refuses cleanly (" + clean_refusal(ctx) + ")",
+                     clean_refusal(ctx), refusal_seen(ctx, im.rc, im.error));
         return;
       }
-      ctx.skip(fmt::format("the consumer refused {} cleanly ({}): {}", what, im.rc, im.error));
+      ctx.skip(fmt::format("the consumer refused {} cleanly ({})", what, refusal_seen(ctx, im.rc, im.error)));
     }
     return;
   }

@@ -50,8 +50,8 @@ void other_major(CaseContext& ctx, DLPackVersion version) {
   }
   const std::string error = ctx.subject().last_error();
   judge_refusal_ownership(ctx, *made, what);
-  ctx.check(true, "VER-03", fmt::format("refused {} without reading past the version prefix (return {}: {})", what,
-                                        rc, error));
+  ctx.check(true, "VER-03", fmt::format("refused {} without reading past the version prefix ({})", what,
+                                        refusal_seen(ctx, rc, error)));
 }
 
 DLPV_CASES {

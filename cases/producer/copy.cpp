@@ -43,7 +43,7 @@ void zero_copy(CaseContext& ctx) {
   // is needed breaks nothing the spec requires, so it is a warning; a copy is a failure.
   if (!ctx.check_as(Severity::should, rc == DLPV_OK && (e.v || e.l), "KW-04",
                     "copy=False on a CPU array is exported (no copy is needed, so nothing calls for a refusal)",
-                    "DLPV_OK", fmt::format("return {}: {}", rc, ctx.subject().last_error())))
+                    exported(ctx), refusal_seen(ctx, rc, ctx.subject().last_error())))
     return;
   inspect_export(ctx, e, r, versioned);
   if (versioned)

@@ -47,7 +47,7 @@ void max_version(CaseContext& ctx, DLPackVersion asked) {
   skip_if_refused_by_validator(ctx, rc);
   if (!ctx.check(rc == DLPV_OK && out, "VER-07",
                  fmt::format("a consumer max_version of {} gets a versioned tensor, not a refusal", mv),
-                 "DLPV_OK", fmt::format("return {}: {}", rc, ctx.subject().last_error())))
+                 exported(ctx), refusal_seen(ctx, rc, ctx.subject().last_error())))
     return;
   ctx.check(out->version.major == 1, "VER-07", "the tensor carries the producer's own major (1)", "1.x",
             fmt::format("{}.{}", out->version.major, out->version.minor));

@@ -15,8 +15,8 @@ void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement
   if (rc == DLPV_OK) return;
   const std::string rule = requirement == "LAYOUT-11" ? "LAYOUT-11" : "ERR-07";
   ctx.check_as(Severity::should, rc == DLPV_UNSUPPORTED, rule,
-               "a consumer turning down " + what + " refuses cleanly (BufferError; DLPV_UNSUPPORTED from a plugin)",
-               "BufferError / DLPV_UNSUPPORTED", fmt::format("return {}: {}", rc, ctx.subject().last_error()));
+               "a consumer turning down " + what + " refuses cleanly (" + clean_refusal(ctx) + ")",
+               clean_refusal(ctx), refusal_seen(ctx, rc, ctx.subject().last_error()));
 }
 
 namespace {
@@ -26,7 +26,7 @@ std::string import_or_refusal(CaseContext& ctx, MadeTensor& made, bool versioned
   int rc = 0;
   void* array = import_made(ctx, made, versioned, &rc);
   if (!array) {
-    const std::string why = fmt::format("{}: {}", rc, ctx.subject().last_error());
+    const std::string why = refusal_seen(ctx, rc, ctx.subject().last_error());
     judge_refusal_ownership(ctx, made, what);
     return why;
   }
@@ -71,26 +71,27 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
   if (!array) {
     judge_refusal_ownership(ctx, *made, what);
     if (rc == DLPV_OK)
-      ctx.check(false, requirement, "import returned DLPV_OK but no array", "an array", "NULL");
+      ctx.check(false, requirement, speaks_python(ctx) ? "the import succeeded but gave no array"
+                                                       : "import returned DLPV_OK but no array", "an array", "none");
     else if (refusal == Refusal::skips && rc == DLPV_UNSUPPORTED)
-      ctx.skip(fmt::format("the consumer refused {} cleanly ({}): {}", what, rc, ctx.subject().last_error()));
+      ctx.skip(fmt::format("the consumer refused {} cleanly ({})", what, refusal_seen(ctx, rc, ctx.subject().last_error())));
     else if (refusal == Refusal::skips)
       judge_refusal_kind(ctx, rc, requirement, what);
     else if (refusal == Refusal::fails)
       ctx.check(false, requirement, "the consumer must import " + what,
-                "DLPV_OK", fmt::format("refused with {}: {}", rc, ctx.subject().last_error()));
+                imported(ctx), refusal_seen(ctx, rc, ctx.subject().last_error()));
     else if (refusal == Refusal::warns) {
-      const std::string refused = fmt::format("refused with {}: {}", rc, ctx.subject().last_error());
+      const std::string refused = refusal_seen(ctx, rc, ctx.subject().last_error());
       // Only a byte_offset has a plain form to compare with (a 0-d tensor's refusal is its own).
       if (const std::string plain = spec.extra_byte_offset ? refuses_plain_form(ctx, spec, versioned) : std::string();
           !plain.empty())
         ctx.skip(fmt::format("the consumer refused {} ({}), and refuses its plain form too (compact, no "
                              "byte_offset: {}): the refusal is not about what this case tests",
                              what, refused, plain));
-      ctx.check_as(Severity::should, false, requirement, "the consumer should import " + what, "DLPV_OK", refused);
+      ctx.check_as(Severity::should, false, requirement, "the consumer should import " + what, imported(ctx), refused);
     }
     else if (rc == DLPV_UNSUPPORTED)
-      ctx.check(true, requirement, fmt::format("the consumer refused {} cleanly ({})", what, rc));
+      ctx.check(true, requirement, fmt::format("the consumer refused {} cleanly ({})", what, clean_refusal(ctx)));
     else
       judge_refusal_kind(ctx, rc, requirement, what);
     return;
@@ -160,13 +161,15 @@ void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned
   if (!array) {
     const std::string error = ctx.subject().last_error();
     judge_refusal_ownership(ctx, *made, what);
-    ctx.check(rc != DLPV_OK, requirement, "import returned DLPV_OK but no array", "a refusal code", "DLPV_OK");
-    ctx.check(true, requirement, fmt::format("refused {} (return {}: {})", what, rc, error));
+    ctx.check(rc != DLPV_OK, requirement,
+              speaks_python(ctx) ? "the import succeeded but gave no array" : "import returned DLPV_OK but no array",
+              "a refusal", speaks_python(ctx) ? "success" : "DLPV_OK");
+    ctx.check(true, requirement, fmt::format("refused {} ({})", what, refusal_seen(ctx, rc, error)));
     judge_refusal_kind(ctx, rc, requirement, what);
     return;
   }
   ctx.check(false, requirement, "the consumer must refuse " + what, "a refusal",
-            "imported it (DLPV_OK)");
+            speaks_python(ctx) ? "imported it" : "imported it (DLPV_OK)");
   release_expecting_one_delete(ctx, array, *made);
 }
 

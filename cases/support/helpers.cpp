@@ -192,8 +192,10 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, cons
   const std::string what = fmt::format("{} {} {}", dtype_name(r.req.dtype),
                                        shape_text(r.shape), layout_name(r.req.layout));
   if (rc == DLPV_UNSUPPORTED)
-    ctx.skip(fmt::format("subject refused {} export of {} cleanly (DLPV_UNSUPPORTED): {}",
-                         kind_name(versioned), what, ctx.subject().last_error()));
+    ctx.skip(speaks_python(ctx) ? fmt::format("no {} export of {}: {}", kind_name(versioned), what,
+                                              ctx.subject().last_error())
+                                : fmt::format("subject refused {} export of {} cleanly (DLPV_UNSUPPORTED): {}",
+                                              kind_name(versioned), what, ctx.subject().last_error()));
   if (rc != DLPV_OK)
     ctx.harness_error(fmt::format("{} export of {} failed (return {}): {}", kind_name(versioned), what,
                                   rc, ctx.subject().last_error()));
@@ -282,6 +284,19 @@ void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles
             "< 64 KiB, or not growing with the cycles",
             fmt::format("{} bytes ({:.1f} per cycle), then {} bytes over {} cycles", growth,
                         static_cast<double>(growth) / cycles, again, 2 * cycles));
+}
+
+bool speaks_python(CaseContext& ctx) { return ctx.subject().info().kind != "plugin"; }
+
+std::string clean_refusal(CaseContext& ctx) { return speaks_python(ctx) ? "BufferError" : "DLPV_UNSUPPORTED"; }
+
+std::string imported(CaseContext& ctx) { return speaks_python(ctx) ? "an array" : "DLPV_OK"; }
+
+std::string exported(CaseContext& ctx) { return speaks_python(ctx) ? "a capsule" : "DLPV_OK"; }
+
+std::string refusal_seen(CaseContext& ctx, int rc, const std::string& error) {
+  if (speaks_python(ctx)) return error.empty() ? std::string("refused (no message)") : error;
+  return fmt::format("return {}: {}", rc, error);
 }
 
 void* import_made(CaseContext& ctx, MadeTensor& t, bool versioned, int* rc, const std::string& reaches) {

@@ -116,6 +116,19 @@ void need_cuda(CaseContext& ctx, int32_t id);
 /// "versioned" / "legacy" (to_string of the struct kind).
 std::string kind_name(bool versioned);
 
+/// An import's outcome in the words of the subject's user: a Python package's from_dlpack
+/// returns an array or raises (BufferError is the clean refusal, ERR-07); a plugin returns a code
+/// (DLPV_OK, DLPV_UNSUPPORTED). Results on a Python package never speak the plugin ABI.
+bool speaks_python(CaseContext& ctx);
+/// "BufferError" (a Python package) or "DLPV_UNSUPPORTED" (a plugin).
+std::string clean_refusal(CaseContext& ctx);
+/// "an array" (a Python package) or "DLPV_OK" (a plugin): what a successful import gives.
+std::string imported(CaseContext& ctx);
+/// "a capsule" (a Python package's __dlpack__) or "DLPV_OK" (a plugin): what a successful export gives.
+std::string exported(CaseContext& ctx);
+/// A refusal as observed: the exception (a Python package's last_error names it) or "return RC: ERROR".
+std::string refusal_seen(CaseContext& ctx, int rc, const std::string& error);
+
 /// The rule's own float32 3x4 case (not one of its samples).
 bool plain_float32_3x4(const CaseContext& ctx);
 

@@ -16,6 +16,24 @@
 namespace dlpv::reports {
 
 namespace {
+
+/// A requirement's level as spec/requirements.md abbreviates it ("P SHOULD / C MUST"), spelled
+/// out for a reader who has not read that table: "producer SHOULD / consumer MUST".
+std::string spelled_level(const std::string& level) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= level.size()) {
+    std::size_t end = level.find(" / ", start);
+    std::string part = level.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.rfind("P ", 0) == 0) part = "producer " + part.substr(2);
+    else if (part.rfind("C ", 0) == 0) part = "consumer " + part.substr(2);
+    out += (out.empty() ? "" : " / ") + part;
+    if (end == std::string::npos) break;
+    start = end + 3;
+  }
+  return out;
+}
+
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   return s;
@@ -258,7 +276,8 @@ void triage(const nlohmann::ordered_json& rec, std::string& out) {
                            g.count == 1 ? "" : "s");
       } else {
         const auto& req = detail::member(detail::member(rec, "requirements"), g.id.c_str());
-        const std::string level = detail::text(req, "level"), summary = detail::plain_text(detail::requirement_summary(rec, g.id));
+        const std::string level = spelled_level(detail::text(req, "level")),
+                          summary = detail::plain_text(detail::requirement_summary(rec, g.id));
         out += fmt::format("\n  {}{}{}  {} result{}\n", g.id, level.empty() ? "" : " [" + level + "]",
                            summary.empty() ? "" : " " + one_line(summary, 160), g.count, g.count == 1 ? "" : "s");
       }
@@ -434,6 +453,12 @@ void skip_lines(const Record& rec, bool verbose, std::string& out) {
                    : "\nskipped and expected failures, by kind of reason (-v lists every reason):\n";
   for (const auto& [key, rs] : groups) {
     out += fmt::format("  {:<7} {:>4} x {}\n", upper(key.first), rs.size(), one_line(key.second, 200));
+    // The kind stands for its reasons with placeholders (<dtype>, <layout>, #): one of them in
+    // full beside it, so that the reader sees a real sentence.
+    if (!verbose) {
+      const std::string first = detail::reason_line(rec, *rs.front());
+      if (first != key.second) out += "               e.g. " + one_line(first, 200) + "\n";
+    }
     if (verbose) {
       std::string sample;
       for (size_t i = 0; i < rs.size() && i < 3; ++i) sample += (i ? ", " : "") + detail::text(*rs[i], "id");

@@ -156,11 +156,8 @@ template <class M>
 void delete_managed_now(M* self) {
   auto* ctx = static_cast<Ctx*>(self->manager_ctx);
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
-  if (ctx->zoo.zoo_noop) {  // the zoo's deleter_noop: frees nothing (a second call still ignored)
-    retire(self);
-    return;
-  }
-  if (!retire(self)) return;
+  if (!retire(self)) return;  // a second call (ctx may be gone): ignored before ctx is read
+  if (ctx->zoo.zoo_noop) return;  // the zoo's deleter_noop: frees nothing
   // deleter_without_gil: touches Python without taking the GIL, as NumPy 1.23's deleter of a
   // broadcast array did: fatal when called on a thread that does not hold it (DEL-06).
   if (bug("deleter_without_gil")) (void)PyThreadState_Get();

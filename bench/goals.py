@@ -34,18 +34,14 @@ from datetime import datetime
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import suite_speed  # noqa: E402  (pytest's pinned venv, the own-tests paths)
+import suite_speed  # noqa: E402  (its run timer, pytest's pinned venv, the own-tests paths)
 
 LIBS = ["numpy", "torch", "jax", "pyarrow"]
 
 
-def wall_of(cmd, env=None, ok=(0, 1)):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
-    wall = time.perf_counter() - t0
-    if p.returncode not in ok:
-        sys.exit(f"goals: {' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-2000:]}")
-    return wall
+def wall_of(cmd, env=None):
+    """Seconds of one run of cmd (exit 0 or 1), timed as bench/suite_speed.py times its runs."""
+    return suite_speed.timed(cmd, env, 1)[0]
 
 
 def cpu_of(cmd, env=None):
@@ -104,7 +100,7 @@ def startup(build, pythonpath, rounds):
     env = dict(os.environ, PYTHONPATH=pythonpath)
     for _ in range(rounds):
         version.append(cpu_of([os.path.join(build, "dlpack-validate"), "--version"]))
-        imports.append(wall_of(["/usr/bin/python3", "-c", "import validator._dlpack_validate"], env, ok=(0,)))
+        imports.append(wall_of(["/usr/bin/python3", "-c", "import validator._dlpack_validate"], env))
     return {"version_cpu_ms": statistics.median(version) * 1e3, "import_wall_ms": statistics.median(imports) * 1e3}
 
 

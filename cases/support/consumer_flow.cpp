@@ -20,6 +20,11 @@ void judge_refusal_kind(CaseContext& ctx, int rc, const std::string& requirement
 }
 
 namespace {
+// An import that reported success and gave no array, in the subject's words.
+std::string no_array(CaseContext& ctx) {
+  return speaks_python(ctx) ? "the import succeeded but gave no array" : "import returned DLPV_OK but no array";
+}
+
 // Import `made` and release it (DEL-02 judged): "" when imported, else the refusal ("RC:
 // last_error"), its ownership judged (DEL-08).
 std::string import_or_refusal(CaseContext& ctx, MadeTensor& made, bool versioned, const std::string& what) {
@@ -71,8 +76,7 @@ void consumer_roundtrip(CaseContext& ctx, const MadeSpec& spec, bool versioned,
   if (!array) {
     judge_refusal_ownership(ctx, *made, what);
     if (rc == DLPV_OK)
-      ctx.check(false, requirement, speaks_python(ctx) ? "the import succeeded but gave no array"
-                                                       : "import returned DLPV_OK but no array", "an array", "none");
+      ctx.check(false, requirement, no_array(ctx), "an array", "none");
     else if (refusal == Refusal::skips && rc == DLPV_UNSUPPORTED)
       ctx.skip(fmt::format("the consumer refused {} cleanly ({})", what, refusal_seen(ctx, rc, ctx.subject().last_error())));
     else if (refusal == Refusal::skips)
@@ -161,9 +165,7 @@ void consumer_must_refuse(CaseContext& ctx, const MadeSpec& spec, bool versioned
   if (!array) {
     const std::string error = ctx.subject().last_error();
     judge_refusal_ownership(ctx, *made, what);
-    ctx.check(rc != DLPV_OK, requirement,
-              speaks_python(ctx) ? "the import succeeded but gave no array" : "import returned DLPV_OK but no array",
-              "a refusal", speaks_python(ctx) ? "success" : "DLPV_OK");
+    ctx.check(rc != DLPV_OK, requirement, no_array(ctx), "a refusal", speaks_python(ctx) ? "success" : "DLPV_OK");
     ctx.check(true, requirement, fmt::format("refused {} ({})", what, refusal_seen(ctx, rc, error)));
     judge_refusal_kind(ctx, rc, requirement, what);
     return;

@@ -69,14 +69,11 @@ else
   rm -rf "$WHEELS.part"
   t0=$(now)
   set +e
-  # ccache in front of the compilers, one cache with install.pip's build (tests/install/
-  # check_pip.py ccache_env: the same settings; wheel-test/KEY/build and pip-test/KEY/build lie at
-  # the same depth, so with base_dir / the two builds' commands hash alike)
-  CC_ENV=()
-  if command -v ccache >/dev/null; then
-    CC_ENV=("CMAKE_C_COMPILER_LAUNCHER=$(command -v ccache)" "CMAKE_CXX_COMPILER_LAUNCHER=$(command -v ccache)"
-            "CCACHE_DIR=$CACHE/ccache" "CCACHE_BASEDIR=/" "CCACHE_NOHASHDIR=1")
-  fi
+  # ccache in front of the compilers, one cache with install.pip's build: the settings are
+  # check_pip.py's ccache_env (wheel-test/KEY/build and pip-test/KEY/build lie at the same depth,
+  # so with base_dir / the two builds' commands hash alike); none without ccache
+  mapfile -t CC_ENV < <("$BASE" -c 'import sys; sys.path.insert(0, sys.argv[1]); from check_pip import ccache_env
+for k, v in ccache_env(sys.argv[2]).items(): print(f"{k}={v}")' "$(dirname "$0")" "$CACHE")
   env "${CC_ENV[@]}" DLPV_PYTHON="$BASE" DLPV_WHEEL_DIR="$WHEELS.part" DLPV_WHEEL_BUILD_DIR="$ROOT/build" \
     bash "$SRC/scripts/build-wheel.sh"
   rc=$?

@@ -88,6 +88,13 @@ struct Array {
   bool zoo_flip = false;  // the zoo's consumer elements bug: element 0's first byte reads flipped
 };
 
+/// DLPV_LAYOUT_* of a layout's name (docs/design.md §3; the zoo's names for what strides show).
+int layout_code(const std::string& name) {
+  return name == "fortran" ? DLPV_LAYOUT_FORTRAN : name == "strided" ? DLPV_LAYOUT_STRIDED
+         : name == "offset" ? DLPV_LAYOUT_OFFSET : name == "reversed" ? DLPV_LAYOUT_REVERSED
+         : name == "broadcast" ? DLPV_LAYOUT_BROADCAST : DLPV_LAYOUT_CONTIGUOUS;
+}
+
 void settle(Array& a) {
   if (a.pending.empty()) return;
   std::memcpy(a.buf->data + a.offset, a.pending.data(), a.pending.size());
@@ -317,15 +324,16 @@ void zoo_export(const Array& a, const py::object& copy, DLTensor* t, uint64_t* f
   r.struct_size = sizeof r;
   r.flags = !copy.is_none() ? (copy.cast<bool>() ? DLPV_REQ_COPY : DLPV_REQ_NO_COPY)
             : a.read_only   ? DLPV_REQ_READ_ONLY : 0u;
-  if (a.layout >= 0) {
-    r.layout = static_cast<uint32_t>(a.layout);
-  } else {
-    const std::string name = zoo_layout_name(t);
-    r.layout = name == "fortran" ? DLPV_LAYOUT_FORTRAN : name == "strided" ? DLPV_LAYOUT_STRIDED
-               : name == "offset" ? DLPV_LAYOUT_OFFSET : name == "reversed" ? DLPV_LAYOUT_REVERSED
-               : name == "broadcast" ? DLPV_LAYOUT_BROADCAST : DLPV_LAYOUT_CONTIGUOUS;
-  }
+  r.layout = static_cast<uint32_t>(a.layout >= 0 ? a.layout : layout_code(zoo_layout_name(t)));
   zoo_after_export(&r, t, flags, &ctx->zoo);
+}
+
+// The zoo's consumer bug on an import's release, once zoo_on_import struck (zoo != 0):
+// deleter_early has released the tensor already (the array goes on viewing it), deleter_leak
+// never releases it, deleter_double releases it twice.
+void zoo_release(int zoo, std::function<void()>& release) {
+  if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
+  if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
 }
 
 py::object dlpack(py::object self_obj, py::object stream, py::object max_version, py::object dl_device,
@@ -565,8 +573,7 @@ py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
   std::function<void()> release = deleter_of(m);
   if (bug("consumer_xapi_leaks")) release = nullptr;
   const int zoo = zoo_on_import(&m->dl_tensor, 1, m, nullptr);  // the zoo's consumer bug, as from_dlpack's
-  if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
-  if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
+  zoo_release(zoo, release);
   const bool misread = zoo && zoo_kind("elements");  // a private copy that misread, as from_dlpack's
   std::shared_ptr<Array> out = wrap(m->dl_tensor, m->flags, std::move(release), misread);
   if (misread) *element0(*out) ^= 0x5A;
@@ -708,13 +715,10 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   if (!bug("consumer_no_rename") &&
       PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor") != 0)
     throw py::error_already_set();
-  // The zoo's consumer bug: deleter_early has released the tensor already (and the array goes on
-  // viewing it), deleter_leak never releases it, deleter_double releases it twice, elements
-  // reads element 0's first byte flipped.
+  // The zoo's consumer bug (its release here; its misread below).
   const int zoo = zoo_on_import(t, versioned, versioned ? static_cast<DLManagedTensorVersioned*>(p) : nullptr,
                                 versioned ? nullptr : static_cast<DLManagedTensor*>(p));
-  if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
-  if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
+  zoo_release(zoo, release);
   // copy=True: the producer copied (IS_COPIED) or we copy now.
   // consumer_copy_in_place_aligned (as JAX 0.10 does): 64-byte aligned data is imported in
   // place even under copy=True; only other data is copied.
@@ -928,9 +932,7 @@ std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, cons
                             bool read_only, const std::string& data, int device_type) {
   auto a = std::make_shared<Array>();
   a->device_type = device_type;
-  a->layout = layout == "fortran" ? DLPV_LAYOUT_FORTRAN : layout == "strided" ? DLPV_LAYOUT_STRIDED
-              : layout == "offset" ? DLPV_LAYOUT_OFFSET : layout == "reversed" ? DLPV_LAYOUT_REVERSED
-              : layout == "broadcast" ? DLPV_LAYOUT_BROADCAST : DLPV_LAYOUT_CONTIGUOUS;
+  a->layout = layout_code(layout);
   a->dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   a->shape = shape;
   a->read_only = read_only;

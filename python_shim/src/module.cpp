@@ -16,6 +16,7 @@
 #include <dlpack_validate/scripted_producer.hpp>
 #include <dlpack_validate/python_subject.hpp>
 
+#include "corpus.hpp"
 #include "export_reader.hpp"
 
 #ifndef DLPV_CASE_UNITS
@@ -271,4 +272,5 @@ PYBIND11_MODULE(_dlpack_validate, m) {
       py::arg("id"), py::arg("program"),
       "python -m validator explain ID: print what a requirement id or case id means; returns the exit code");
   register_scripted_producer(m);
+  register_corpus(m);
 }

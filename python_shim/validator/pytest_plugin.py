@@ -356,6 +356,17 @@ def _marker_name(req):
     return "dlpack_" + "".join(ch if ch.isalnum() else "_" for ch in req)
 
 
+def pytest_generate_tests(metafunc):
+    """The corpus's fixtures (validator.corpus, docs/corpus.md): a test that takes
+    ``dlpack_edge_case`` runs once per legal case, one that takes ``dlpack_bad_case`` once per
+    known-bad one; each gets an EdgeCase (``.check(from_dlpack)``, ``.producer()``), its id the
+    case's. Active whenever the plugin is, with or without --dlpack-validate."""
+    for name, legal in (("dlpack_edge_case", True), ("dlpack_bad_case", False)):
+        if name in metafunc.fixturenames:
+            from . import corpus
+            metafunc.parametrize(name, corpus.cases(legal=legal), ids=lambda c: c.id)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     """The cases join the collected items first, so that -k, -m, --deselect and --lf (which

@@ -7,13 +7,11 @@
 
 namespace dlpv::python {
 
-namespace {
-
 // A producer's capsule destructor: delete only an unconsumed capsule (name still the
 // producer's); a renamed (used_) or foreign-named capsule belongs to someone else. The
 // scripted producer may put a legacy struct under a versioned name on purpose, so the real kind is in
 // the capsule context (non-NULL = versioned).
-void deleting_destructor_by_kind(PyObject* cap) {
+void deleting_capsule_destructor(PyObject* cap) {
   const char* name = PyCapsule_GetName(cap);
   if (!name) { PyErr_Clear(); return; }
   if (std::strcmp(name, kVersionedName) != 0 && std::strcmp(name, kLegacyName) != 0) return;
@@ -22,8 +20,6 @@ void deleting_destructor_by_kind(PyObject* cap) {
   if (!p) { PyErr_Clear(); return; }
   call_deleter(p, kind != nullptr);
 }
-
-}  // namespace
 
 py::object ScriptedProducer::dlpack(py::args args, py::kwargs kwargs) {
   py::dict recorded;
@@ -78,7 +74,7 @@ py::object ScriptedProducer::dlpack(py::args args, py::kwargs kwargs) {
     PyErr_SetString(PyExc_BufferError, "the dlpack-validate scripted producer has no tensor to give");
     throw py::error_already_set();
   }
-  PyObject* cap = PyCapsule_New(managed, name, cfg_.destructor_deletes ? deleting_destructor_by_kind : nullptr);
+  PyObject* cap = PyCapsule_New(managed, name, cfg_.destructor_deletes ? deleting_capsule_destructor : nullptr);
   if (!cap) throw py::error_already_set();
   if (cfg_.destructor_deletes && versioned) PyCapsule_SetContext(cap, reinterpret_cast<void*>(1));
   py::object c = py::reinterpret_steal<py::object>(cap);

@@ -55,6 +55,11 @@ class ScriptedProducer {
   int dlpack_calls_ = 0;
 };
 
+/// A producer's capsule destructor: runs the deleter of a capsule that dies unconsumed (still
+/// named dltensor / dltensor_versioned); the struct's real kind is in the capsule's context
+/// (non-NULL = versioned), so a struct under the wrong name on purpose is still deleted right.
+void deleting_capsule_destructor(PyObject* cap);
+
 /// Register the ScriptedProducer class in the module (once, at import).
 void register_scripted_producer(py::module_& m);
 

@@ -1,0 +1,16 @@
+"""tests/python/corpus/test_fakearray_corpus.py: the fake array library's own test of its
+from_dlpack against the corpus, written as a library writes one (docs/corpus.md). FAKE_BUGS
+(space-separated fakearray bug names) plants bugs for check_corpus.py's proofs."""
+import os
+
+from fakearray import _fakearray
+
+_fakearray.set_bugs(os.environ.get("FAKE_BUGS", "").split())
+
+
+def test_from_dlpack(dlpack_edge_case):
+    dlpack_edge_case.check(_fakearray.from_dlpack, isolate=True)
+
+
+def test_from_dlpack_refuses(dlpack_bad_case):
+    dlpack_bad_case.check(_fakearray.from_dlpack, isolate=True)

@@ -4,6 +4,13 @@ sweep record (atlas/sweep.py run, or `dlpack-validate report merge` of the shard
 
   atlas/page.py SWEEP.json --html atlas.html [--json atlas.json] [--manifest sweep-manifest.json]
                       [--previous OLD_SWEEP_OR_ATLAS.json] [--baselines baselines/peers] [--repro DIR] [--title T]
+  atlas/page.py --from-atlas site/atlas/atlas.json --html site/atlas/index.html [--json ...]
+                      (the page of an earlier sweep rendered again by this code: its verdicts as they
+                      were, its links and text made publishable)
+
+The published page links only into its own folder: it writes confirm.html (the text of each
+confirming script it links, with the helper modules they import) and requirements.html beside
+it, and it shows no path of the machine that swept it (public_text).
 
 Rows are requirements grouped by area; columns are libraries. A cell shows the library's
 releases oldest to newest as small squares (holds, warn, broken, not tested), since which
@@ -84,6 +91,58 @@ def worst(statuses):
 
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*[\w.+@-]+")
+
+
+def public_text(text):
+    """Text for the published page: no path of the machine that swept it. A path inside this
+    checkout becomes repository-relative; any other absolute path keeps only its last two parts
+    ('.../google+highway/repo')."""
+    def one(m):
+        p = m.group(0)
+        if p == REPO_ROOT or p.startswith(REPO_ROOT + "/"):
+            return os.path.relpath(p, REPO_ROOT)
+        parts = [x for x in p.split("/") if x]
+        return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else p
+    return _ABS_PATH.sub(one, str(text))
+
+
+_PUBLISHED = {}  # link anchor -> the script's path from the repository root, for confirm.html
+
+
+def publish_script(script, out_dir):
+    """The link to a confirmation script (a path from the repository root, peers/confirm/NAME.py)
+    that works wherever the page is published: its text is shown on confirm.html, written beside
+    the page (write_confirm_page) with the helper modules it imports."""
+    if not os.path.isfile(os.path.join(REPO_ROOT, script)):
+        return os.path.relpath(os.path.join(REPO_ROOT, script), out_dir)  # the link says where it should be
+    anchor = os.path.basename(script)
+    _PUBLISHED[anchor] = script
+    return "confirm.html#" + anchor
+
+
+def write_confirm_page(out_dir, title):
+    """confirm.html: the text of every confirming script the page links (and the helper modules
+    of their folders), each under its file name, to save and run with the library installed."""
+    e = html.escape
+    shown = dict(_PUBLISHED)
+    for script in list(_PUBLISHED.values()):
+        folder = os.path.dirname(script)
+        for f in sorted(os.listdir(os.path.join(REPO_ROOT, folder))):
+            if f.startswith("_") and f.endswith(".py"):
+                shown.setdefault(f, os.path.join(folder, f))
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}: confirming scripts</title>"
+           f"<meta name=viewport content='width=device-width'><style>{CSS}pre{{background:#f6f6f6;padding:.5rem;"
+           "overflow-x:auto}</style></head><body>"
+           f"<h1>{e(title)}: the confirming scripts</h1><p class=lead>Each finding on the atlas is shown by a script "
+           "that imports only the library (and the helper modules below): save it under its name beside them and "
+           "run it with the library installed. <a href='index.html'>Back to the atlas</a>.</p>"]
+    for name in sorted(shown):
+        text = open(os.path.join(REPO_ROOT, shown[name]), encoding="utf-8").read()
+        out.append(f"<h2 id='{e(name)}'>{e(name)}</h2><pre>{e(text)}</pre>")
+    out.append("</body></html>\n")
+    with open(os.path.join(out_dir, "confirm.html"), "w", encoding="utf-8") as f:
+        f.write("".join(out))
 
 
 def read_findings(path, out_dir):
@@ -96,8 +155,9 @@ def read_findings(path, out_dir):
         if line.startswith("#") or not line.strip():
             continue
         lib, q, script, summary = line.rstrip("\n").split("\t")[:4]
-        out.append({"library": lib, "requirement": q, "summary": summary,
-                    "script": os.path.relpath(os.path.join(root, script), out_dir)})
+        link = publish_script(script, out_dir) if root == REPO_ROOT else os.path.relpath(os.path.join(root, script),
+                                                                                       out_dir)
+        out.append({"library": lib, "requirement": q, "summary": summary, "script": link})
     return out
 
 
@@ -240,9 +300,8 @@ class _Sources:
         for c, who_safe in sorted(set(cases)):
             if (lib, c) in self.confirm and not any(l.get("case") == c and "script" in l for l in links):
                 # confirmed_by names the script from the repository root (peers/confirm/...):
-                # the link is relative to the page, as the requirement links are.
-                links.append({"case": c, "script": os.path.relpath(
-                    os.path.join(REPO_ROOT, self.confirm[(lib, c)].split()[0]), self.out_dir)})
+                # the page carries a copy of it (confirm/NAME.py), so the link works where it is published.
+                links.append({"case": c, "script": publish_script(self.confirm[(lib, c)].split()[0], self.out_dir)})
             for path in self.repro.get((c, who_safe), []):
                 links.append({"case": c, "repro": path})
         for f in self.findings:
@@ -306,7 +365,7 @@ def sweep_facts(manifest, carry, carried_rels, swept):
     sweep, missing = {}, []
     for m in (manifest or {}).get("lines", []):
         if m.get("not_installable"):
-            missing.append({"library": m["subject"], "release": m["release"], "why": m["not_installable"]})
+            missing.append({"library": m["subject"], "release": m["release"], "why": public_text(m["not_installable"])})
         elif "record" in m:
             sweep[f"{m['subject']} {m['release']}"] = {k: m[k] for k in ("validator_commit", "stale_cases", "from_store")
                                                         if k in m}
@@ -315,7 +374,7 @@ def sweep_facts(manifest, carry, carried_rels, swept):
     for name, m in (carry or {}).get("releases_swept", {}).items():
         if name in carried_names:
             sweep.setdefault(name, dict(m, carried=True))
-    missing += [m for m in (carry or {}).get("not_installed", [])
+    missing += [dict(m, why=public_text(m.get("why", ""))) for m in (carry or {}).get("not_installed", [])
                 if f"{m['library']} {m['release']}" not in swept and m not in missing]
     if carried_names:
         info["carried_releases"] = len(carried_names)
@@ -397,6 +456,7 @@ td.req{white-space:nowrap}td.sum{max-width:26rem;color:#333}
 #filter{padding:4px 8px;width:24rem;margin:.4rem 0}
 table.head{margin:.3rem 0 .8rem}table.head th{position:static;cursor:default}
 td.pc{text-align:center;min-width:5rem}.p0{background:#e6f4ea}.p1{background:#fdecea}
+.scroll{overflow-x:auto;max-width:100%}p.lead{overflow-wrap:anywhere}td.full{max-width:60rem}
 """
 
 JS = """
@@ -479,7 +539,8 @@ def notes_html(atlas):
     out = []
     if atlas.get("not_installed"):
         out.append("<p class=lead><b>Listed but not in the atlas</b> (cannot be installed or loaded here): " +
-                   "; ".join(f"{e(m['library'])} {e(m['release'])}: {e(m['why'][:160])}" for m in atlas["not_installed"])
+                   "; ".join(f"{e(m['library'])} {e(m['release'])}: {e(public_text(m['why'])[:160])}"
+                             for m in atlas["not_installed"])
                    + "</p>")
     builds = {}
     for name, info in (atlas.get("releases_swept") or {}).items():
@@ -547,7 +608,8 @@ def requirements_html(atlas, req_doc):
     out.append("<input id=filter type=search placeholder='filter rows: id, area, text, release' aria-label=filter> "
                "<select id=lib aria-label='one library'><option value=''>every library</option>" +
                "".join(f"<option>{e(lib)}</option>" for lib in libs) + "</select>")
-    out.append("<table id=atlas class=sortable><thead><tr><th>requirement</th><th>level</th><th>text</th>")
+    out.append("<div class=scroll><table id=atlas class=sortable><thead><tr><th>requirement</th><th>level</th>"
+               "<th>text</th>")
     for lib, rels in libs.items():
         out.append(f"<th title='{e(', '.join(rels))}'>{e(lib)}<br><small>{e(rels[0])}–{e(rels[-1])}</small></th>")
     out.append("</tr></thead><tbody>")
@@ -561,8 +623,24 @@ def requirements_html(atlas, req_doc):
         for lib in libs:
             out.append(cell_html(row["cells"].get(lib)))
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
+
+
+def requirements_page(atlas, title):
+    """requirements.html, published beside the page: each requirement's id (the anchor the
+    page's links name), level, area and full text, so the links work wherever the page is."""
+    e = html.escape
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}: requirements</title>"
+           f"<meta name=viewport content='width=device-width'><style>{CSS}</style></head><body>"
+           f"<h1>{e(title)}: the requirements</h1><p class=lead>The rules the atlas grades, as dlpack-validate's "
+           "requirement table (spec/requirements.md) states them. <a href='index.html'>Back to the atlas</a>.</p>"
+           "<div class=scroll><table><thead><tr><th>id</th><th>level</th><th>area</th><th>text</th></tr></thead><tbody>"]
+    for row in atlas["requirements"]:
+        out.append(f"<tr id='{e(row['id'].lower())}'><td class=req>{e(row['id'])}</td><td>{e(row['level'])}</td>"
+                   f"<td>{e(row['area'].replace('_', ' '))}</td><td class=full>{e(row['summary'].replace('`', ''))}</td></tr>")
+    out.append("</tbody></table></div></body></html>\n")
+    return "".join(out)
 
 
 def pairs_html(atlas):
@@ -587,7 +665,7 @@ def pairs_html(atlas):
                 if any(st in BAD for st in cell):
                     agg["bad"].append(f"{p} -> {c}")
         consumers = sorted({c for row in table.values() for c in row})
-        out.append(f"<h3>{e(cls)}</h3><table><thead><tr><th>producer \\ consumer</th>")
+        out.append(f"<h3>{e(cls)}</h3><div class=scroll><table><thead><tr><th>producer \\ consumer</th>")
         out += [f"<th>{e(c)}</th>" for c in consumers]
         out.append("</tr></thead><tbody>")
         for p in sorted(table):
@@ -606,11 +684,11 @@ def pairs_html(atlas):
                 title = f" title='{e(tip)}'" if tip else ""
                 out.append(f"<td class='pc p{1 if bad else 0}'{title}>{txt}{f' <b>{bad} bad</b>' if bad else ''}</td>")
             out.append("</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
     return out
 
 
-def render(atlas, title, req_doc="docs/requirements.md"):
+def render(atlas, title, req_doc="requirements.html"):
     out = head_html(atlas, title) + changes_html(atlas) + notes_html(atlas) + requirements_html(atlas, req_doc) \
         + pairs_html(atlas)
     out.append(f"<script>{JS}</script></body></html>")
@@ -631,7 +709,8 @@ def read_json(path, schema, why):
 
 def main():
     ap = argparse.ArgumentParser(prog="atlas/page.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("sweep")
+    ap.add_argument("sweep", nargs="?")
+    ap.add_argument("--from-atlas", help="render an earlier page's atlas JSON again (no sweep record needed)")
     ap.add_argument("--html", required=True)
     ap.add_argument("--json")
     ap.add_argument("--baselines", default=os.path.join(REPO_ROOT, "baselines", "peers"))
@@ -646,13 +725,18 @@ def main():
                                     "did not run keep their verdicts from it (a sweep of some libraries renders the whole "
                                     "page; the page names the build that made each release's verdicts)")
     ap.add_argument("--title", default="The DLPack atlas")
-    ap.add_argument("--requirements-doc", help="where requirement ids link (default: this checkout's "
-                                                 "docs/requirements.md, relative to the page)")
+    ap.add_argument("--requirements-doc", help="where requirement ids link (default: requirements.html, "
+                                                 "written beside the page)")
     a = ap.parse_args()
+    out_dir = os.path.dirname(os.path.abspath(a.html))
+    if a.from_atlas:
+        return rerender(a, out_dir)
+    if not a.sweep:
+        sys.stderr.write("atlas/page.py: error: a sweep record (or --from-atlas) is needed\n")
+        return 2
     rec = read_json(a.sweep, "dlpack-validate/run", f"{a.sweep} is not a dlpack-validate run record")
     if rec is None:
         return 2
-    out_dir = os.path.dirname(os.path.abspath(a.html))
     manifest = None
     for path in a.manifest or []:  # shards' manifests: their lines together
         try:
@@ -682,10 +766,15 @@ def main():
             sys.stderr.write(f"atlas/page.py: error: --previous {a.previous} is neither a run record nor an atlas JSON\n")
             return 2
         atlas["changes"] = changes(prev, atlas)
-    req_doc = a.requirements_doc or os.path.relpath(os.path.join(REPO_ROOT, "docs", "requirements.md"), out_dir)
+    req_doc = a.requirements_doc or "requirements.html"
+    if not a.requirements_doc:
+        with open(os.path.join(out_dir, "requirements.html"), "w", encoding="utf-8") as f:
+            f.write(requirements_page(atlas, a.title))
     page = render(atlas, a.title, req_doc)
     with open(a.html, "w", encoding="utf-8") as f:
         f.write(page)
+    if _PUBLISHED:
+        write_confirm_page(out_dir, a.title)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(atlas, f, indent=1)
@@ -696,6 +785,44 @@ def main():
         print(f"atlas/page.py: since {a.previous}: {len(ch['newly_broken'])} newly broken, {len(ch['newly_fixed'])} "
               f"newly fixed, {sum(ch['newly_tested'].values())} newly tested (requirement, release), "
               f"{len(ch['releases_added'])} releases added, {len(ch['releases_removed'])} removed")
+    return 0
+
+
+def republish_links(node, src_dir, out_dir):
+    """An earlier page's links to this repository's scripts (relative to where that page lay),
+    pointed at copies beside the page (publish_script)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "script" and isinstance(v, str) and v.startswith("confirm.html#"):
+                publish_script(os.path.join("peers", "confirm", v.split("#", 1)[1]), out_dir)
+            elif k == "script" and isinstance(v, str):
+                target = os.path.normpath(os.path.join(src_dir, v))
+                if target.startswith(REPO_ROOT + os.sep):
+                    node[k] = publish_script(os.path.relpath(target, REPO_ROOT), out_dir)
+            else:
+                republish_links(v, src_dir, out_dir)
+    elif isinstance(node, list):
+        for v in node:
+            republish_links(v, src_dir, out_dir)
+
+
+def rerender(a, out_dir):
+    atlas = read_json(a.from_atlas, "dlpack-validate/atlas", f"--from-atlas {a.from_atlas} is not an atlas JSON")
+    if atlas is None:
+        return 2
+    republish_links(atlas, os.path.dirname(os.path.abspath(a.from_atlas)), out_dir)
+    atlas["not_installed"] = [dict(m, why=public_text(m.get("why", ""))) for m in atlas.get("not_installed", [])]
+    with open(os.path.join(out_dir, "requirements.html"), "w", encoding="utf-8") as f:
+        f.write(requirements_page(atlas, a.title))
+    page = render(atlas, a.title, a.requirements_doc or "requirements.html")
+    with open(a.html, "w", encoding="utf-8") as f:
+        f.write(page)
+    if _PUBLISHED:
+        write_confirm_page(out_dir, a.title)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(atlas, f, indent=1)
+    print(f"atlas/page.py: {a.html}: {len(page.encode()) / 1024:.0f} KiB, rendered again from {a.from_atlas}")
     return 0
 
 

@@ -321,6 +321,8 @@ def main():
     ap.add_argument("--commit", help="seed: the commit of the validator that made it")
     ap.add_argument("--releases", default=os.path.join(ROOT, "atlas", "releases.tsv"))
     ap.add_argument("--only", help="comma-separated subjects (numpy,jax)")
+    ap.add_argument("--allow-dirty", action="store_true",
+                    help="run from a checkout with uncommitted changes (the page then says so; not for publishing)")
     ap.add_argument("--shard", help="K/N: part K of N of the list")
     ap.add_argument("--out", help="the output folder (run)")
     ap.add_argument("--partners", help="comma-separated partner libraries for the pair cases (torch,jax)")
@@ -365,6 +367,11 @@ def main():
     alone, pairs = declarations(a, base, False), declarations(a, base, True)
     commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=40"], capture_output=True,
                             text=True).stdout.strip()
+    if commit.endswith("-dirty") and a.command == "run" and not a.allow_dirty:
+        # A published verdict names the build that made it; a build of uncommitted code names nothing
+        # anyone can check out again.
+        bad("the checkout has uncommitted changes: commit them first (the page names the validator build of "
+            "every verdict), or pass --allow-dirty for a sweep that is not to be published")
     state = {"commit": commit, "base": base, "base_version": venvs.base_version(base), "sources": sources,
              "alone_fps": fingerprints(alone, sources), "pair_fps": fingerprints(pairs, sources)}
     if a.stored_only:
@@ -397,7 +404,9 @@ def main():
         if p.returncode not in (0, 1):
             bad(f"report merge: {p.stderr.strip()}")
     used = disk.used()
-    json.dump({"releases": a.releases, "shard": a.shard, "wall_s": round(time.monotonic() - t_all, 1),
+    releases = os.path.abspath(a.releases)
+    releases = os.path.relpath(releases, ROOT) if releases.startswith(ROOT + os.sep) else os.path.basename(releases)
+    json.dump({"releases": releases, "shard": a.shard, "wall_s": round(time.monotonic() - t_all, 1),
                "disk_gib": round(used / 2**30, 1), "lines": manifest},
               open(os.path.join(a.out, "sweep-manifest.json"), "w"), indent=1)
     ran = sum("record" in m for m in manifest)

@@ -25,7 +25,7 @@ def main():
     ap.add_argument("--partner-python", help="the peers' venv: torch 2.13.0 as every release's pair partner")
     a = ap.parse_args()
     atlas = [sys.executable, os.path.join(ROOT, "atlas", "sweep.py"), "run", "--releases", os.path.join(HERE, "small.tsv"),
-             "--cli", a.cli, "--validator-path", a.validator_path]
+             "--cli", a.cli, "--validator-path", a.validator_path, "--allow-dirty"]  # a test sweep, never published
     if a.partner_python:
         atlas += ["--partners", "torch", "--partner-python", a.partner_python]
 
@@ -36,12 +36,26 @@ def main():
         if p.returncode != 0:
             sys.exit(f"atlas.py run {' '.join(extra)}: exit {p.returncode}")
         m = json.load(open(os.path.join(out, "sweep-manifest.json")))
+        if os.path.isabs(m["releases"]):
+            sys.exit(f"the manifest names its release list by a path of this machine: {m['releases']}")
         missing = [l for l in m["lines"] if "not_installable" in l]
         if missing:
             print(f"SKIP: not installable here (no PyPI?): {missing[0]['subject']} {missing[0]['release']}: "
                   f"{missing[0]['not_installable']}")
             sys.exit(77)
         return m
+
+    # A sweep to publish comes from committed code: with a work tree that differs from the commit
+    # (here: an empty one), sweep.py refuses to run without --allow-dirty.
+    import tempfile
+    if os.path.isdir(os.path.join(ROOT, ".git")):
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, GIT_DIR=os.path.join(ROOT, ".git"), GIT_WORK_TREE=empty)
+            p = subprocess.run([x for x in atlas if x != "--allow-dirty"] + ["--out", os.path.join(a.work, "dirty")],
+                               capture_output=True, text=True, env=env)
+            if p.returncode != 2 or "uncommitted changes" not in p.stderr:
+                sys.exit(f"sweep.py run from a checkout with uncommitted changes: exit {p.returncode}, {p.stderr[-300:]}")
+            print("ok: sweep.py refuses a checkout with uncommitted changes (exit 2)")
 
     import shutil
     for d in ("store-whole", "store-shards"):  # each test starts with an empty store

@@ -199,8 +199,10 @@ def pip_mode(a):
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "1")
         env.update(ccache_env(home_cache))
         t0 = time.monotonic()
+        # -v, as README says: without it pip shows only "Building wheel ... still running..."
+        # for the whole source build (30 minutes on a busy machine); with it, the build's progress.
         if isolated:
-            cmd = pip + ["install", source]
+            cmd = pip + ["install", "-v", source]
         else:
             # The pinned build requirements come from scripts/build-wheel.sh's tools venv (the
             # same pins, scripts/wheel-tools.txt, the same venv): install.pip and install.wheel
@@ -218,7 +220,7 @@ def pip_mode(a):
             env["PYTHONPATH"] = tools
             # ninja from the tools venv, as build-wheel.sh has it on PATH
             env["PATH"] = os.path.dirname(tools_py) + os.pathsep + env.get("PATH", "")
-            cmd = pip + ["install", "--no-build-isolation",
+            cmd = pip + ["install", "-v", "--no-build-isolation",
                          "--config-settings=build-dir=" + os.path.join(root, "build"), source]
         r = sh(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
@@ -226,6 +228,11 @@ def pip_mode(a):
             fail("pip install failed")
         log(f"pip install ({'isolated, cold' if isolated else 'incremental'}): "
             f"{time.monotonic() - t0:.1f} s")
+        steps = re.findall(r"^\s*\[\d+/\d+\] .*$|^\s*\[\s*\d+%\] .*$|ninja: no work to do", r.stdout, re.M)
+        if not steps:
+            sys.stderr.write(r.stdout[-5000:])
+            fail("pip install -v showed no progress of the build (no [k/n] or [ n%] lines)")
+        log(f"pip install -v: {len(steps)} progress line(s), the last: {steps[-1].strip()[:100]}")
         listed = subprocess.run(pip + ["list", "--local", "--format=json"], check=True,
                                 capture_output=True, text=True).stdout
         names = sorted(p["name"].lower() for p in json.loads(listed))

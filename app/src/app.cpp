@@ -289,7 +289,8 @@ int list_json(const std::vector<const CaseInfo*>& selected, const std::string& p
                    {"needs", c->needs},
                    {"kinds", c->kinds},
                    {"proven_by", c->proofs},
-                   {"source", c->source}});
+                   {"source", c->source},
+                   {"line", c->line}});
   }
   const std::string text = out.dump(1) + "\n";
   if (path == "-") {

@@ -53,9 +53,10 @@ namespace {
 }
 }  // namespace
 
-Declare::Declare(std::string id, std::string title, const char* file) {
+Declare::Declare(std::string id, std::string title, const char* file, int line) {
   info_.id = std::move(id);
   info_.title = std::move(title);
+  info_.line = line;
   // Kept from "cases/" on, so the listing names the file the same on every machine.
   const std::string path = file ? file : "";
   const size_t at = path.rfind("/cases/");

@@ -466,6 +466,11 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("dlpack_strength", case.get("severity", "")))
 
     def reportinfo(self):
+        # Where the case is declared in dlpack-validate's source (the listing's source and line):
+        # a skip or failure is reported there, as pytest reports a test at its def.
+        source, line = self.case.get("source"), self.case.get("line")
+        if source and line:
+            return source, int(line) - 1, f"{_ROOT}: {self.name}"
         return self.session.config.rootpath / _ROOT, 0, f"{_ROOT}: {self.name}"
 
     def runtest(self):

@@ -105,6 +105,25 @@ def proofs(variant):
     return out
 
 
+def skip_places(junit):
+    """Where each skip of a JUnit file is located (pytest's FILE:LINE before the reason), and
+    which of those name a case's Declare in this repository (the call's last line, as GCC's
+    __builtin_LINE() gives it: "Declare(" on it or one of the three lines before)."""
+    places = []
+    for tc in ET.parse(junit).getroot().iter("testcase"):
+        for child in tc:
+            if child.tag == "skipped" and child.get("type") != "pytest.xfail":
+                places.append((child.text or "").split(": ", 1)[0])
+    real = []
+    for p in places:
+        m = re.fullmatch(r"(cases/[\w/]+\.cpp):(\d+)", p)
+        if m and os.path.isfile(os.path.join(ROOT, m[1])) and int(m[2]) > 1:
+            lines = open(os.path.join(ROOT, m[1])).read().splitlines()
+            if int(m[2]) <= len(lines) and any("Declare(" in x for x in lines[max(0, int(m[2]) - 4):int(m[2])]):
+                real.append(p)
+    return places, real
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", required=True, help="the interpreter the validator's module was built for")
@@ -233,6 +252,11 @@ def main():
 
     # 7. NumPy: the items say what the validator says
     rc, got, out, d = run.pytest("--dlpack-validate", "numpy", "-k", "copy", "--dlpack-validate-json", "rec.json")
+    # A skip is reported where its case is declared (cases/...cpp:LINE, the line of its Declare),
+    # not at a made-up place (it once read <cwd>/dlpack-validate:1:).
+    places, real = skip_places(os.path.join(d, "junit.xml"))
+    check(places and len(real) == len(places),
+          f"each of the {len(places)} skips is located at its case's Declare line ({len(real)} are; e.g. {places[:1]})")
     rec = json.load(open(os.path.join(d, "rec.json"))) if os.path.exists(os.path.join(d, "rec.json")) else {}
     want = {"pass": "passed", "xpass": "passed", "warn": "passed", "skip": "skipped", "fail": "failed",
             "crash": "failed", "timeout": "failed", "error": "failed"}

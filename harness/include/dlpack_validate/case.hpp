@@ -88,6 +88,7 @@ struct CaseInfo {
   std::map<std::string, std::string> params;  ///< their text, as the record shows them
   std::vector<std::string> proofs;        ///< fixtures declared to break it (tests/proofs)
   std::string source;                     ///< the file that declares it (path = id)
+  int line = 0;                           ///< the line of its Declare in `source`
   std::vector<std::string> needs;         ///< subject capabilities; missing -> skip
   std::vector<std::string> kinds;         ///< subject kinds it applies to; empty = all
   CaseBody body;

@@ -93,7 +93,7 @@ inline constexpr CaseDevice kCpu0{{kDLCPU, 0}, "cpu:0"};
 /// the registry when run() is given the body.
 class Declare {
  public:
-  Declare(std::string id, std::string title, const char* file = __builtin_FILE());
+  Declare(std::string id, std::string title, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
   Declare& title(std::string title);  ///< replaces the title (an axis value adding words)
 

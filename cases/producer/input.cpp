@@ -61,19 +61,8 @@ void inspect_flags(CaseContext& ctx, const Exported& e, const std::string& reque
                  fmt::format("flags = {:#x}", flags));
 }
 
-// Export/delete cycles of `r`: as many as keep a leak of the whole export (data included) to
-// about 64 MiB over judge_growth's three measurements (a quarter of the cycles, all of them,
-// twice as many, each after a warm-up of a quarter: about four times the count in all), and the
-// elements filled to about 16 Mi: 2,000 for small tensors (a leak of 33 bytes a cycle crosses
-// judge_growth's 64 KiB; a managed struct alone is 64 or more), 4 for a rank-4 export of 1 Mi
-// elements and 2 when those are 8 MiB or more (a leak of its data grows the heap by megabytes a
-// cycle, far past the limit). With a floor of 8 cycles, a leaking float64 export of that size
-// took 33 exports and 264 MiB, and on a busy runner its case outlived twice its time limit.
-int leak_cycles(const Request& r) {
-  const long long elements = std::max<long long>(1, element_count(r.shape));
-  const long long bytes = std::max<long long>(256, elements * static_cast<long long>(std::max<size_t>(1, element_bytes(r.req.dtype))));
-  return static_cast<int>(std::clamp<long long>(std::min((64LL << 20) / (4 * bytes), (4LL << 20) / elements), 2, 2000));
-}
+// Export/delete cycles of `r` (leak_cycles_for, support/helpers.cpp).
+int leak_cycles(const Request& r) { return leak_cycles_for(element_count(r.shape), element_bytes(r.req.dtype)); }
 
 void producer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;

@@ -13,8 +13,9 @@
 // ... must be interpreted" through shape, strides and byte_offset) and deletes it once after the
 // result dies (DEL-02). A refusal is the consumer's right for an optional element type or
 // layout (consumer.layout.* and consumer.refuse.* judge refusals): it is a skip that quotes it.
-// Producer side: __dlpack__ of the package's own array describes its values (LAYOUT-07) and
-// every capsule is its own (CAP-10).
+// Producer side: __dlpack__ of the package's own array describes its values (LAYOUT-07),
+// every capsule is its own (CAP-10), and export/delete cycles of fresh arrays of the same input do
+// not grow the heap (DEL-01: the deleter frees what the export holds).
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/sycl.hpp>
@@ -25,6 +26,7 @@
 
 #include "python/support/py_consumer.hpp"
 #include "python/support/py_producer.hpp"
+#include "support/helpers.hpp"
 #include "support/input_space.hpp"
 
 namespace dlpv::python {
@@ -163,6 +165,45 @@ std::string dims_text(const std::vector<int64_t>& d) {
   return out + (d.size() == 1 ? ",)" : ")");
 }
 
+// DEL-01 on every input: fresh arrays like this one, each exported as the case's export was,
+// taken as a consumer takes it and released by its deleter, must not grow the heap with the
+// cycles (judge_growth_by, the plugin route's judgement). A fresh array each cycle: a deleter
+// that frees nothing keeps a large array's whole buffer (seen within a few cycles) and its own
+// bookkeeping of a small one (seen over 2,000). What making the arrays alone grows the heap by is
+// measured over as many cycles and taken off: a library whose array making keeps memory (dpnp's
+// SYCL runtime, about 50 bytes a bool offset array) is not charged with a leak of its deleter.
+// The cycles run on the thread the case exported on; each reading is settled first
+// (Subject::settle, the adapter's synchronize()). Memory a library allocates outside malloc
+// (TensorFlow's and MLX's buffers) does not show in the heap, so there a leak cannot be seen.
+void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& dims, DLDataType dtype,
+               const std::string& layout, bool other_thread, const std::string& what) {
+  ctx.phase("deleter", "DEL-01");
+  const int cycles = cases::leak_cycles_for(element_count(dims), element_bytes(dtype));
+  const int warmup = std::clamp(cycles / 4, 1, 100);
+  auto growth = [&](int n, bool exported) {
+    size_t before = 0;
+    on_thread(other_thread, [&] {
+      for (int i = 0; i < warmup + n; ++i) {
+        if (i == warmup) {
+          gc_collect(ctx);
+          ps.settle();
+          before = heap_in_use();
+        }
+        py::object y = ps.make(dims, dtype, layout);
+        if (!exported) continue;
+        Taken t = export_taken(ctx, ps, y);
+        t.release();
+      }
+    });
+    gc_collect(ctx);
+    ps.settle();
+    return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
+  };
+  cases::judge_growth_by(ctx, cycles, "DEL-01",
+                         "export/delete cycles of fresh arrays like " + what + ", beyond what making them grows it by",
+                         [&](int n) { return growth(n, true) - growth(n, false); });
+}
+
 // One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read
 // the array's values.
 void producer_input(CaseContext& ctx) {
@@ -217,7 +258,13 @@ void producer_input(CaseContext& ctx) {
     const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout));
     ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
               "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
-    if (!again) return;
+    if (!again) {
+      a = Call();
+      x = py::none();
+      gc_collect(ctx);
+      leak_loop(ctx, ps, dims, dtype, layout, other_thread, what);
+      return;
+    }
     if (b.raised) {
       ctx.check(false, "CAP-10", "a second export of the same array succeeds as the first did", "a capsule", b.text);
       return;
@@ -233,21 +280,23 @@ void producer_input(CaseContext& ctx) {
     // The two die in the order they were made in reverse (the first last).
     b = Call();
     a = Call();
+    x = py::none();
     gc_collect(ctx);
+    leak_loop(ctx, ps, dims, dtype, layout, other_thread, what);
   });
 }
 
 DLPV_CASES {
   Declare("python.input.producer", "__dlpack__ of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
           "describes its values")
-      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01"}).python()
+      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01"}).python()
       .also_needs(need::producer_protocol)
       .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
       .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
       .combine("repeat", input_space::kRepeats)
       .pairwise()
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
-                  "export_scalar_as_1d", "export_narrow_int_signed"})
+                  "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks"})
       .run(producer_input);
 }
 

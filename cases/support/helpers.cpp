@@ -247,15 +247,33 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 // otherwise later refusals only shorten the loop (DEL-11: a refused copy is a skip before it).
 void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
                   const std::string& what, bool failures_are_errors, int warmup) {
-  constexpr long long kLimit = 64 * 1024;
-  constexpr long long kClean = kLimit / 16;
   int failures = 0;
-  auto measure = [&](int n) {
+  judge_growth_by(ctx, cycles, requirement, what, [&](int n) {
     const long long g = export_delete_growth(ctx, versioned, r, n, &failures, warmup);
     if (failures && failures_are_errors)
       ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures, ctx.subject().last_error()));
     return g;
-  };
+  });
+}
+
+// Export/delete cycles of a tensor: as many as keep a leak of the whole export (data included)
+// to about 64 MiB over judge_growth's three measurements (a quarter of the cycles, all of them,
+// twice as many, each after a warm-up of a quarter: about four times the count in all), and the
+// elements filled to about 16 Mi: 2,000 for small tensors (a leak of 33 bytes a cycle crosses
+// judge_growth's 64 KiB; a managed struct alone is 64 or more), 4 for a rank-4 export of 1 Mi
+// elements and 2 when those are 8 MiB or more (a leak of its data grows the heap by megabytes a
+// cycle, far past the limit). With a floor of 8 cycles, a leaking float64 export of that size
+// took 33 exports and 264 MiB, and on a busy runner its case outlived twice its time limit.
+int leak_cycles_for(long long elements, size_t element_size) {
+  elements = std::max<long long>(1, elements);
+  const long long bytes = std::max<long long>(256, elements * static_cast<long long>(std::max<size_t>(1, element_size)));
+  return static_cast<int>(std::clamp<long long>(std::min((64LL << 20) / (4 * bytes), (4LL << 20) / elements), 2, 2000));
+}
+
+void judge_growth_by(CaseContext& ctx, int cycles, const char* requirement, const std::string& what,
+                     const std::function<long long(int)>& measure) {
+  constexpr long long kLimit = 64 * 1024;
+  constexpr long long kClean = kLimit / 16;
   const int look = std::max(1, cycles / 4);
   // A clean run passes at the first look or over the full count, as the heap happens to lie
   // (an allocator's thresholds move): one message for both, so the record does not depend on it.

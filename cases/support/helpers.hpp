@@ -8,6 +8,7 @@
 #include <dlpack_validate/subject.hpp>
 #include <dlpack_validate/tensor.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,15 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 /// `warmup`: cycles before each measurement (export_delete_growth).
 void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
                   const std::string& what, bool failures_are_errors, int warmup = 200);
+
+/// The judgement of judge_growth over any loop: `growth(n)` runs n cycles (after its own warm-up)
+/// and returns the heap's growth over them in bytes. Python subjects' exports use it too.
+void judge_growth_by(CaseContext& ctx, int cycles, const char* requirement, const std::string& what,
+                     const std::function<long long(int)>& growth);
+
+/// How many export/delete cycles a leak loop over a tensor of `elements` elements of
+/// `element_size` bytes takes (helpers.cpp says why): 2,000 for small tensors, down to 2.
+int leak_cycles_for(long long elements, size_t element_size);
 
 /// Import a validator-made tensor. Returns the array, or nullptr when the consumer refused
 /// (return code in *rc).

@@ -69,7 +69,10 @@ TEST_CASE("a hang is a timeout naming the phase") {
 TEST_CASE("per-case isolation starts one worker per case") {
   RunResult r = run_on(DLPV_REFERENCE_PLUGIN, {"consumer.roundtrip.*"}, Isolation::per_case);
   CHECK(r.workers_started == static_cast<int>(r.results.size()));  // one per case
-  for (const auto& c : r.results) CHECK(c.outcome.status == Status::pass);
+  // The reference plugin is built on DLPack 1.3's header: it refuses bcomplex32 (main only), a skip.
+  for (const auto& c : r.results)
+    CHECK((c.outcome.status == Status::pass ||
+           (c.outcome.status == Status::skip && c.info->id.find(".bcomplex32.") != std::string::npos)));
 }
 
 TEST_CASE("a missing entry point is a load error") {

@@ -165,6 +165,7 @@ void delete_managed_now(M* self) {
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
   if (!retire(self)) return;  // a second call (ctx may be gone): ignored before ctx is read
   if (ctx->zoo.zoo_noop) return;  // the zoo's deleter_noop: frees nothing
+  if (bug("export_leaks")) return;  // frees nothing either: every export keeps its buffer and bookkeeping
   // deleter_without_gil: touches Python without taking the GIL, as NumPy 1.23's deleter of a
   // broadcast array did: fatal when called on a thread that does not hold it (DEL-06).
   if (bug("deleter_without_gil")) (void)PyThreadState_Get();

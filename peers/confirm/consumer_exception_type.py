@@ -9,7 +9,8 @@ Usage: python3 consumer_exception_type.py LIB WHAT EXPECTED_TYPE
   (dtypes (2, 24), float32 with 4 lanes, (17, 8), (15, 8), (3, 64): consumer.refuse.dtype.*) |
   reversed, broadcast, fortran, strided (a float32 3x4 tensor with negative first strides, a zero
   first stride, column-major strides, every second element: consumer.layout.float32.*) |
-  bool, complex64, complex128, float16, bfloat16, float8_e4m3fn, float6_e3m2fn, float4_e2m1fn (a compact
+  bool, complex64, complex128, float16, bfloat16, float8_e4m3fn, float6_e3m2fn, float4_e2m1fn,
+  bcomplex32 (code 18, on dlpack's main branch after 1.3) (a compact
   tensor of that dtype, data of the right size: consumer.roundtrip.*) | offset_odd (an int16 tensor
   whose data lies at an odd address, its elements 64 bytes on: byte_offset 64)
   EXPECTED_TYPE: the exception's type name, or none (the tensor is imported, not refused)
@@ -31,7 +32,7 @@ DEVICES = {"vulkan": 7, "cuda": 2, "opencl": 4, "metal": 8, "rocm": 10, "oneapi"
 # the width is 8 bits.
 DTYPES = {"float24": (2, 24), "bool": (6, 8), "float4_bits8": (17, 8), "float6_bits8": (15, 8), "opaque_handle": (3, 64),
           "complex64": (5, 64), "complex128": (5, 128), "float16": (2, 16), "bfloat16": (4, 16),
-          "float8_e4m3fn": (10, 8), "float6_e3m2fn": (15, 6), "float4_e2m1fn": (17, 4)}
+          "float8_e4m3fn": (10, 8), "float6_e3m2fn": (15, 6), "float4_e2m1fn": (17, 4), "bcomplex32": (18, 32)}
 BASE = np.arange(24, dtype=np.float32)
 # float32 3x4 views over BASE: (element offset of element 0, element strides).
 LAYOUTS = {"reversed": (8, (-4, 1)), "broadcast": (0, (0, 1)), "fortran": (0, (1, 3)), "strided": (0, (8, 2))}

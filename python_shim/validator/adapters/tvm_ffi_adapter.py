@@ -30,7 +30,11 @@ class Adapter(L.NumpyBacked):
         try:
             return np.from_dlpack(array)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:  # a dtype NumPy cannot hold
-            raise NotImplementedError(f"NumPy cannot read back a tvm_ffi tensor of dtype {array.dtype}: {e}") from e
+            try:
+                dtype = str(array.dtype)
+            except (RuntimeError, TypeError, ValueError) as why:  # a code tvm_ffi kept but cannot name (18)
+                dtype = f"unnamed ({why})"
+            raise NotImplementedError(f"NumPy cannot read back a tvm_ffi tensor of dtype {dtype}: {e}") from e
 
     def from_dlpack(self, obj, **kwargs):
         return tvm_ffi.from_dlpack(obj, **kwargs)

@@ -766,18 +766,7 @@ def main():
             sys.stderr.write(f"atlas/page.py: error: --previous {a.previous} is neither a run record nor an atlas JSON\n")
             return 2
         atlas["changes"] = changes(prev, atlas)
-    req_doc = a.requirements_doc or "requirements.html"
-    if not a.requirements_doc:
-        with open(os.path.join(out_dir, "requirements.html"), "w", encoding="utf-8") as f:
-            f.write(requirements_page(atlas, a.title))
-    page = render(atlas, a.title, req_doc)
-    with open(a.html, "w", encoding="utf-8") as f:
-        f.write(page)
-    if _PUBLISHED:
-        write_confirm_page(out_dir, a.title)
-    if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(atlas, f, indent=1)
+    page = write_outputs(a, out_dir, atlas)
     print(f"atlas/page.py: {a.html}: {len(page.encode()) / 1024:.0f} KiB, {len(atlas['libraries'])} libraries, "
           f"{sum(len(r) for r in atlas['libraries'].values())} releases, {len(atlas['requirements'])} requirements")
     ch = atlas.get("changes")
@@ -786,6 +775,23 @@ def main():
               f"newly fixed, {sum(ch['newly_tested'].values())} newly tested (requirement, release), "
               f"{len(ch['releases_added'])} releases added, {len(ch['releases_removed'])} removed")
     return 0
+
+
+def write_outputs(a, out_dir, atlas):
+    """The page, its JSON (--json) and what it links beside it: requirements.html (unless
+    --requirements-doc names another place) and confirm.html. Returns the page's text."""
+    if not a.requirements_doc:
+        with open(os.path.join(out_dir, "requirements.html"), "w", encoding="utf-8") as f:
+            f.write(requirements_page(atlas, a.title))
+    page = render(atlas, a.title, a.requirements_doc or "requirements.html")
+    with open(a.html, "w", encoding="utf-8") as f:
+        f.write(page)
+    if _PUBLISHED:
+        write_confirm_page(out_dir, a.title)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(atlas, f, indent=1)
+    return page
 
 
 def republish_links(node, src_dir, out_dir):
@@ -812,16 +818,7 @@ def rerender(a, out_dir):
         return 2
     republish_links(atlas, os.path.dirname(os.path.abspath(a.from_atlas)), out_dir)
     atlas["not_installed"] = [dict(m, why=public_text(m.get("why", ""))) for m in atlas.get("not_installed", [])]
-    with open(os.path.join(out_dir, "requirements.html"), "w", encoding="utf-8") as f:
-        f.write(requirements_page(atlas, a.title))
-    page = render(atlas, a.title, a.requirements_doc or "requirements.html")
-    with open(a.html, "w", encoding="utf-8") as f:
-        f.write(page)
-    if _PUBLISHED:
-        write_confirm_page(out_dir, a.title)
-    if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(atlas, f, indent=1)
+    page = write_outputs(a, out_dir, atlas)
     print(f"atlas/page.py: {a.html}: {len(page.encode()) / 1024:.0f} KiB, rendered again from {a.from_atlas}")
     return 0
 

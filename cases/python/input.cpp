@@ -180,6 +180,7 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
   ctx.phase("deleter", "DEL-01");
   const int cycles = cases::leak_cycles_for(element_count(dims), element_bytes(dtype));
   const int warmup = std::clamp(cycles / 4, 1, 100);
+  std::string left;  // the type of an exception a deleter left set (DEL-09), once
   auto growth = [&](int n, bool exported) {
     size_t before = 0;
     on_thread(other_thread, [&] {
@@ -193,6 +194,13 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
         if (!exported) continue;
         Taken t = export_taken(ctx, ps, y);
         t.release();
+        // The deleter runs here as a consumer runs it, with the GIL held: an exception it leaves
+        // set is DEL-09's finding, taken off before the next call into Python (and before the
+        // next case: no verdict may depend on the case before it).
+        if (PyObject* pending = PyErr_Occurred()) {
+          if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
+          PyErr_Clear();
+        }
       }
     });
     gc_collect(ctx);
@@ -202,6 +210,18 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
   cases::judge_growth_by(ctx, cycles, "DEL-01",
                          "export/delete cycles of fresh arrays like " + what + ", beyond what making them grows it by",
                          [&](int n) { return growth(n, true) - growth(n, false); });
+  // What the cycles left for the collector (objects freed a collection late) is collected here,
+  // inside the case: a deleter it runs must not set an exception in a later case's first call.
+  for (int i = 0; i < 3; ++i) {
+    PyGC_Collect();
+    if (PyObject* pending = PyErr_Occurred()) {
+      if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
+      PyErr_Clear();
+    }
+  }
+  if (!left.empty())
+    ctx.check_as(Severity::should, false, "DEL-09", "a deleter run by the validator in the leak loop left a Python "
+                 "exception set", "none", left);
 }
 
 // One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read

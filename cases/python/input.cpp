@@ -210,15 +210,6 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
   cases::judge_growth_by(ctx, cycles, "DEL-01",
                          "export/delete cycles of fresh arrays like " + what + ", beyond what making them grows it by",
                          [&](int n) { return growth(n, true) - growth(n, false); });
-  // What the cycles left for the collector (objects freed a collection late) is collected here,
-  // inside the case: a deleter it runs must not set an exception in a later case's first call.
-  for (int i = 0; i < 3; ++i) {
-    PyGC_Collect();
-    if (PyObject* pending = PyErr_Occurred()) {
-      if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
-      PyErr_Clear();
-    }
-  }
   if (!left.empty())
     ctx.check_as(Severity::should, false, "DEL-09", "a deleter run by the validator in the leak loop left a Python "
                  "exception set", "none", left);

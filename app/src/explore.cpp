@@ -59,7 +59,8 @@ bool ends_alike(const CaseOutcome& a, const CaseOutcome& b) {
 
 std::map<std::string, std::string> params_of(const Family& f, const std::vector<size_t>& pick) {
   std::map<std::string, std::string> out;
-  for (size_t a = 0; a < f.axis_names.size(); ++a) out[f.axis_names[a]] = f.axis_values[a][pick[a]];
+  for (size_t a = 0; a < f.axis_names.size(); ++a)
+    if (!f.axis_values[a][pick[a]].empty()) out[f.axis_names[a]] = f.axis_values[a][pick[a]];  // "": an extension's first
   return out;
 }
 

@@ -10,6 +10,8 @@
 //   repeat  once, or again (a second import of the same spec while the first lives, released in
 //           the order made)
 //   struct  versioned or legacy
+//   values  (an extension, Declare::extend: ids without it are the reference pattern's small
+//           numbers) edge: each dtype's extremes and special values (plugin.h's edge pattern)
 // Each import must read the tensor's values (LAYOUT-01: the data "must be interpreted" through
 // shape, strides and byte_offset) and run its deleter exactly once after release (DEL-02). A
 // clean refusal is the consumer's right for an optional dtype or layout (consumer.roundtrip.*
@@ -48,11 +50,7 @@ std::string misread(CaseContext& ctx, const Imported& im) {
   std::vector<uint8_t> got(im.made->expected().size());
   const int rc = got.empty() ? DLPV_OK : ctx.subject().read_array(im.array, got.data(), got.size());
   if (rc != DLPV_OK) return fmt::format("read_array returned {}: {}", rc, ctx.subject().last_error());
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != im.made->expected()[i])
-      return fmt::format("byte {} of {} is {:#04x}, the tensor's is {:#04x}", i, got.size(), got[i],
-                         im.made->expected()[i]);
-  return {};
+  return describe_mismatch(im.made->spec().dtype, im.made->expected(), got);
 }
 
 // One import of `in`, read back and released, on its thread: whether it reads right (nullopt:
@@ -80,7 +78,7 @@ void consumer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;
   const bool versioned = p.at("struct") == "versioned";
   const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), input_space::misalign_named(p.at("align")),
-                 p.at("thread") == "other"};
+                 p.at("thread") == "other", input_space::edge_values(p)};
   const int count = p.at("repeat") == "again" ? 2 : 1;
   const std::string what = in.text();
   std::vector<Imported> imports(static_cast<size_t>(count));
@@ -114,7 +112,7 @@ void consumer_input(CaseContext& ctx) {
     // were released above.
     judge_refusal_ownership(ctx, *im.made, what);
     if (in.other_thread || i > 0) {
-      const std::optional<bool> alone = reads_right(ctx, Input{in.dtype, in.layout, in.dims, in.misalign, false}, versioned);
+      const std::optional<bool> alone = reads_right(ctx, in.with(in.dtype, in.layout, in.dims, in.misalign, false), versioned);
       if (alone)
         ctx.check(false, "LAYOUT-01", "the consumer imports " + what + (i > 0 ? " a second time" : "") +
                   " as it does a first import on the loading thread", imported(ctx),
@@ -158,10 +156,11 @@ DLPV_CASES {
                  d.kind(kind).also_needs(import_need(kind));
                })
       .pairwise()
+      .extend("values", input_space::kValues)
       .only_for({"plugin"})  // Python packages: python.input.* (the same space through their own protocol)
       .needs({need::read_array, need::release_array})
       .proven_by({"large_narrow_strides_ignored", "import_thread_affine", "shared_release", "ignore_strides",
-                  "ignore_byte_offset", "align_down", "double_delete"})
+                  "ignore_byte_offset", "align_down", "double_delete", "import_narrow_values"})
       .run(consumer_input);
 }
 

@@ -10,6 +10,9 @@
 //   thread  the loading thread, or another thread (the export is made there)
 //   repeat  once, or again (two exports of the same request alive at once)
 //   struct  versioned or legacy
+//   values  (an extension, Declare::extend: ids without it are the reference pattern's small
+//           numbers) edge: DLPV_REQ_EDGE_VALUES, each dtype's extremes and special values
+//           (plugin.h's edge pattern), asked only of a plugin that declares the bit
 // Every export is inspected as producer.tensor.* inspects one (inspect_export: dtype, shape,
 // strides, device, the values read through them, IS_COPIED for a copy), and, versioned, its
 // flags as producer.flags.* judges them on float32 3x4: only defined bits (FLAG-01), IS_COPIED
@@ -68,7 +71,8 @@ void producer_input(CaseContext& ctx) {
   const auto& p = ctx.info().params;
   const bool versioned = ctx.versioned(), other = p.at("thread") == "other";
   const std::string& request = p.at("request");
-  const Request r(ctx.dtype(), input_space::dims_of(p.at("size")), ctx.layout(), request_flags(request));
+  const uint32_t values = input_space::edge_values(p) ? DLPV_REQ_EDGE_VALUES : 0u;
+  const Request r(ctx.dtype(), input_space::dims_of(p.at("size")), ctx.layout(), request_flags(request) | values);
   const int count = p.at("repeat") == "again" ? 2 : 1;
   std::vector<Exported> exports;
   ctx.phase("export");
@@ -113,6 +117,7 @@ DLPV_CASES {
                  d.kind(kind).also_needs(export_need(kind));
                })
       .pairwise()
+      .extend("values", input_space::kValues)
       .each([](Declare& d) {
         const CaseParams& v = d.info().values;
         std::vector<std::string> reqs = export_requirements(*v.dtype, "3x4", *v.layout, v.kind == StructKind::versioned);
@@ -128,7 +133,7 @@ DLPV_CASES {
       .only_for({"plugin"})  // Python packages: python.input.* (the same space through their own protocol)
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "strides_in_bytes", "large_fill_compact",
                   "lanes_zero", "deleter_leaks", "copy_leaks", "undefined_flag", "no_read_only", "no_is_copied",
-                  "no_copy_copied"})
+                  "no_copy_copied", "export_narrow_values"})
       .run(producer_input);
 }
 

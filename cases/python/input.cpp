@@ -9,6 +9,10 @@
 //   thread  the loading thread, or another thread (holding the GIL as any Python thread does)
 //   repeat  once, or again (consumer: a second import of the same spec while the first lives,
 //           released in the order made; producer: two exports of one array alive at once)
+//   values  (an extension, Declare::extend: ids without it are the reference pattern's small
+//           numbers) edge: each dtype's extremes and special values (plugin.h's edge pattern);
+//           a producer's adapter makes them when its make() takes values= (else a skip that
+//           names the adapter)
 // Consumer side: from_dlpack of a validator-made tensor reads its values (LAYOUT-01: "the data
 // ... must be interpreted" through shape, strides and byte_offset) and deletes it once after the
 // result dies (DEL-02). A refusal is the consumer's right for an optional element type or
@@ -20,6 +24,7 @@
 #include <dlpack_validate/cuda.hpp>
 #include <dlpack_validate/sycl.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -139,7 +144,7 @@ void consumer_input(CaseContext& ctx) {
       ctx.skip("the package's home device is " + device_name(ps.home_device()) +
                ": these inputs are host memory (the device.consumer.* cases feed its own device)");
     const Input in{p.at("dtype"), p.at("layout"), input_space::dims_of(p.at("size")), misalign_named(p.at("align")),
-                   p.at("thread") == "other"};
+                   p.at("thread") == "other", input_space::edge_values(p)};
     import_alive(ctx, ps, in, p.at("repeat") == "again" ? 2 : 1);
   });
 }
@@ -152,9 +157,10 @@ DLPV_CASES {
       .combine("size", input_space::kSizes).combine("align", input_space::kAligns)
       .combine("thread", input_space::kThreads).combine("repeat", input_space::kRepeats)
       .pairwise()
+      .extend("values", input_space::kValues)
       .needs({need::import_legacy})
       .proven_by({"consumer_large_strides_ignored", "consumer_thread_affine", "consumer_shared_release",
-                  "consumer_deleter_early"})
+                  "consumer_deleter_early", "import_narrow_values"})
       .run(consumer_input);
 }
 
@@ -176,7 +182,7 @@ std::string dims_text(const std::vector<int64_t>& d) {
 // (Subject::settle, the adapter's synchronize()). Memory a library allocates outside malloc
 // (TensorFlow's and MLX's buffers) does not show in the heap, so there a leak cannot be seen.
 void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& dims, DLDataType dtype,
-               const std::string& layout, bool other_thread, const std::string& what) {
+               const std::string& layout, bool other_thread, int values, const std::string& what) {
   ctx.phase("deleter", "DEL-01");
   const int cycles = cases::leak_cycles_for(element_count(dims), element_bytes(dtype));
   const int warmup = std::clamp(cycles / 4, 1, 100);
@@ -190,7 +196,7 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
           ps.settle();
           before = heap_in_use();
         }
-        py::object y = ps.make(dims, dtype, layout);
+        py::object y = ps.make(dims, dtype, layout, false, std::nullopt, values);
         if (!exported) continue;
         Taken t = export_taken(ctx, ps, y);
         t.release();
@@ -215,6 +221,30 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& 
                  "exception set", "none", left);
 }
 
+// An array asked to hold the edge pattern may not hold it: a package whose constructor flushes
+// subnormals or converts through another type makes other values, and an export that describes
+// them is right (LAYOUT-07 asks that it describe the array's values). Where the adapter reads
+// arrays back by a way of its own (to_bytes: NumPy's conversion, the package's own copy), the
+// array is read before it is exported; one that does not hold the edge values is a skip that
+// says what it holds. A NaN read as another NaN holds its value (same_element). With no such
+// reading (generic mode reads through the export itself, and checks what it made before a case
+// gets it) the export is judged as it is.
+void require_edge_values(CaseContext& ctx, PythonSubject& ps, const py::object& x, DLDataType dtype,
+                         const std::vector<int64_t>& dims, uint32_t layout, const std::string& what) {
+  if (!py::hasattr(ps.adapter(), "to_bytes") || py::hasattr(ps.adapter(), "reads_through_export")) return;
+  std::string held;
+  try {
+    held = py::bytes(ps.adapter().attr("to_bytes")(x)).cast<std::string>();
+  } catch (py::error_already_set&) {
+    return;  // no reading of its own here: the export is judged
+  }
+  const std::string diff = describe_mismatch(dtype, expected_bytes(dtype, dims, layout, DLPV_VALUES_EDGE),
+                                             std::vector<uint8_t>(held.begin(), held.end()));
+  if (!diff.empty())
+    ctx.skip("the array as made does not hold the edge values (the adapter's own reading of it, before any "
+             "export: " + diff + "): " + what);
+}
+
 // One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read
 // the array's values.
 void producer_input(CaseContext& ctx) {
@@ -224,6 +254,7 @@ void producer_input(CaseContext& ctx) {
     const std::vector<int64_t> dims = input_space::dims_of(p.at("size"));
     const std::string layout = p.at("layout");
     const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
+    const int values = input_space::edge_values(p) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
     // The values are read where they are: host memory, or a device's through its runtime (CUDA's
     // driver, a SYCL runtime's USM copies) when the validator can reach it.
     const int home = static_cast<int>(ps.home_device().device_type);
@@ -236,10 +267,13 @@ void producer_input(CaseContext& ctx) {
                ": the values of its exports cannot be read here" + (unreachable.empty() ? "" : " (" + unreachable + ")"));
     py::object x;
     try {
-      x = ps.make(dims, dtype, layout);
+      x = ps.make(dims, dtype, layout, false, std::nullopt, values);
     } catch (const PythonSubject::NotImplemented& n) {
       ctx.skip("the package cannot make " + with_article(p.at("dtype")) + " " + layout + " array here: " + n.reason);
     }
+    const std::string made = with_article(fmt::format("{} {} array of {} elements holding edge values", p.at("dtype"),
+                                                      layout, element_count(dims)));
+    if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), made);
     const py::dict kw = newest_kwargs(ps);
     ctx.phase("export");
     Call a, b;
@@ -247,8 +281,9 @@ void producer_input(CaseContext& ctx) {
       a = call_dlpack(x, kw);
       if (again) b = call_dlpack(x, kw);
     });
-    const std::string what = with_article(fmt::format("{} {} array of {} elements{}", p.at("dtype"), layout,
-                                                      element_count(dims), other_thread ? ", exported on another thread" : ""));
+    const std::string what = with_article(fmt::format("{} {} array of {} elements{}{}", p.at("dtype"), layout,
+                                                      element_count(dims), values ? " holding edge values" : "",
+                                                      other_thread ? ", exported on another thread" : ""));
     if (a.raised) ctx.skip("__dlpack__ refused " + what + ": " + a.text + " (python.request.* and "
                            "producer.tensor.* judge refusals)");
     ctx.phase("inspect");
@@ -266,14 +301,23 @@ void producer_input(CaseContext& ctx) {
                    "dtype is the DLPack encoding of the array's element type: " + what, dtype_name(dtype),
                    fmt::format("({}, {}, {})", t->dtype.code, t->dtype.bits, t->dtype.lanes)))
       return;
-    const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout));
+    // A versioned export's flags: only the bits its version defines (FLAG-01, as
+    // producer.flags.defined_bits judges float32 3x4), on every input.
+    if (capsule_name(a.value) == "dltensor_versioned") {
+      const auto* m = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(a.value));
+      const uint64_t defined = (m->version.major == 1 && m->version.minor >= 1) ? 0x7u : 0x3u;
+      ctx.check_as(Severity::should, (m->flags & ~defined) == 0, "FLAG-01",
+                   fmt::format("flags use only bits defined for DLPack {}.{}: {}", m->version.major, m->version.minor, what),
+                   fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", m->flags));
+    }
+    const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout), values);
     ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
               "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
     if (!again) {
       a = Call();
       x = py::none();
       gc_collect(ctx);
-      leak_loop(ctx, ps, dims, dtype, layout, other_thread, what);
+      leak_loop(ctx, ps, dims, dtype, layout, other_thread, values, what);
       return;
     }
     if (b.raised) {
@@ -285,7 +329,7 @@ void producer_input(CaseContext& ctx) {
               "two exports of one array alive at once are distinct capsules with distinct managed tensors",
               "distinct", "the same managed tensor");
     if (u) {
-      const std::string diff2 = data_mismatch(*u, dims, dtype, layout_of(layout));
+      const std::string diff2 = data_mismatch(*u, dims, dtype, layout_of(layout), values);
       ctx.check(diff2.empty(), "LAYOUT-07", "the second export reads the same values: " + what, "the pattern", diff2);
     }
     // The two die in the order they were made in reverse (the first last).
@@ -293,21 +337,23 @@ void producer_input(CaseContext& ctx) {
     a = Call();
     x = py::none();
     gc_collect(ctx);
-    leak_loop(ctx, ps, dims, dtype, layout, other_thread, what);
+    leak_loop(ctx, ps, dims, dtype, layout, other_thread, values, what);
   });
 }
 
 DLPV_CASES {
   Declare("python.input.producer", "__dlpack__ of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
           "describes its values")
-      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01"}).python()
+      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01", "FLAG-01"}).python()
       .also_needs(need::producer_protocol)
       .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
       .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
       .combine("repeat", input_space::kRepeats)
       .pairwise()
+      .extend("values", input_space::kValues)
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
-                  "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks"})
+                  "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks", "export_narrow_values",
+                  "export_undefined_flag"})
       .run(producer_input);
 }
 

@@ -106,6 +106,7 @@ void inspect_export(CaseContext& ctx, const Exported& e, const Request& r, bool 
   want.dtype = r.req.dtype;
   want.shape = r.shape;
   want.layout = r.req.layout;
+  want.values = (r.req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
   want.device = case_device(ctx.subject(), r.req.device);  // a host request: the subject's own device
   InspectOptions opt;
   opt.versioned = versioned;

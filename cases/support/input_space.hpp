@@ -25,6 +25,18 @@ inline const std::vector<std::string> kSizes{"scalar", "small", "k", "m"};
 inline const std::vector<std::string> kAligns{"a256", "a64", "a16", "odd"};
 inline const std::vector<std::string> kThreads{"loading", "other"};
 inline const std::vector<std::string> kRepeats{"once", "again"};
+/// The values axis, added after the ids were published (Declare::extend): its implicit first
+/// value is the small numbers of the reference pattern; "edge" is the edge pattern (plugin.h:
+/// each dtype's extremes, infinities, NaN, -0 and subnormals, the high bits set).
+inline const std::vector<std::string> kValues{"edge"};
+
+/// Whether a case of an input family asks for the edge pattern (its values axis, which sets no
+/// parameter on the cases that keep the small numbers).
+template <class Params>
+bool edge_values(const Params& p) {
+  const auto it = p.find("values");
+  return it != p.end() && it->second == "edge";
+}
 
 /// Bytes past a 256-byte boundary for an alignment value: a256 0, a64 64, a16 16, a4 4, odd 1.
 inline size_t misalign_named(const std::string& align) {
@@ -47,11 +59,16 @@ struct Input {
   std::vector<int64_t> dims;
   size_t misalign = 0;
   bool other_thread = false;
+  bool edge = false;  ///< the edge pattern (the values axis) instead of the small numbers
+  /// The same input with other parts (judge_misread's simpler inputs keep the values).
+  Input with(std::string d, std::string l, std::vector<int64_t> s, size_t m, bool other) const {
+    return Input{std::move(d), std::move(l), std::move(s), m, other, edge};
+  }
   /// The layout that matters: a 0-d tensor has no strides to get wrong.
   std::string effective_layout() const { return dims.empty() && layout != "offset" ? "contiguous" : layout; }
   std::string text() const {
-    return with_article(fmt::format("{} {} tensor of {} elements, data {} bytes past a 256-byte boundary{}", dtype,
-                                    layout, element_count(dims), misalign,
+    return with_article(fmt::format("{} {} tensor of {} elements{}, data {} bytes past a 256-byte boundary{}", dtype,
+                                    layout, element_count(dims), edge ? " holding edge values" : "", misalign,
                                     other_thread ? ", imported on another thread" : ""));
   }
   /// `base` (its device, its deleter) with this input's dtype, shape, layout and alignment.
@@ -61,6 +78,7 @@ struct Input {
     if (layout == "offset") base.extra_byte_offset = 64;
     else if (auto l = layout_from_name(layout)) base.layout = *l;
     base.misalign = misalign;
+    base.values = edge ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
     return base;
   }
   /// The rule the input's unusual part puts to the test: a negative or zero stride LAYOUT-11
@@ -82,16 +100,18 @@ inline void judge_misread(CaseContext& ctx, const Input& in, const std::string& 
                           const std::function<bool(const Input&)>& misreads) {
   ctx.phase("shrink");
   std::string req = "LAYOUT-01", why;
-  const Input layout_alone{in.dtype, in.layout, in.dims, 0, false};
-  if (misreads(Input{in.dtype, "contiguous", {2, 3, 4}, 0, false})) {
-    why = "a compact aligned " + in.dtype + " 2x3x4 tensor is misread too: the element type alone";
+  const Input layout_alone = in.with(in.dtype, in.layout, in.dims, 0, false);
+  const std::string values = in.edge ? " holding edge values" : "";
+  if (misreads(in.with(in.dtype, "contiguous", {2, 3, 4}, 0, false))) {
+    why = "a compact aligned " + in.dtype + " 2x3x4 tensor" + values + " is misread too: the element type" +
+          (in.edge ? "'s edge values" : "") + " alone";
   } else if (in.effective_layout() != "contiguous" && misreads(layout_alone)) {
     req = layout_alone.rule();
     why = "the " + in.layout + " layout alone (aligned data, the loading thread) is misread";
-  } else if (in.misalign != 0 && misreads(Input{in.dtype, "contiguous", in.dims, in.misalign, false})) {
+  } else if (in.misalign != 0 && misreads(in.with(in.dtype, "contiguous", in.dims, in.misalign, false))) {
     req = "LAYOUT-09";
     why = fmt::format("compact data {} bytes past a 256-byte boundary alone is misread", in.misalign);
-  } else if (in.other_thread && !misreads(Input{in.dtype, in.layout, in.dims, in.misalign, false})) {
+  } else if (in.other_thread && !misreads(in.with(in.dtype, in.layout, in.dims, in.misalign, false))) {
     why = "only on another thread: the same input imported on the loading thread reads right";
   } else {
     why = "only this combination: no simpler input (dtype, layout or alignment alone) is misread";

@@ -218,24 +218,35 @@ const CaseInfo* Registry::find(const std::string& id) {
 
 std::string Family::id_of(const std::vector<size_t>& pick) const {
   std::string id = base;
-  for (size_t a = 0; a < axis_values.size(); ++a) id += "." + axis_values[a][pick[a]];
+  for (size_t a = 0; a < axis_values.size(); ++a)
+    if (!axis_values[a][pick[a]].empty()) id += "." + axis_values[a][pick[a]];  // "": an extension's first
   return id;
 }
 
 std::optional<std::vector<size_t>> Family::pick_of(const std::string& id) const {
   if (id.size() <= base.size() || id.compare(0, base.size(), base) != 0 || id[base.size()] != '.') return std::nullopt;
   std::vector<size_t> pick;
-  size_t at = base.size() + 1;
+  size_t at = base.size() + 1;  // the next segment starts here (past the end: none left)
   for (size_t a = 0; a < axis_values.size(); ++a) {
-    const size_t end = a + 1 == axis_values.size() ? id.size() : id.find('.', at);
-    if (end == std::string::npos) return std::nullopt;
-    const std::string value = id.substr(at, end - at);
     const auto& vals = axis_values[a];
-    const auto v = std::find(vals.begin(), vals.end(), value);
-    if (v == vals.end()) return std::nullopt;
+    std::string value;
+    size_t end = at;
+    if (at <= id.size()) {
+      end = id.find('.', at);
+      if (end == std::string::npos) end = id.size();
+      value = id.substr(at, end - at);
+    }
+    auto v = at <= id.size() ? std::find(vals.begin(), vals.end(), value) : vals.end();
+    if (v != vals.end() && !value.empty()) {
+      at = end + 1;
+    } else {
+      // No segment for this axis: only an extension axis's implicit "" may be left out.
+      v = std::find(vals.begin(), vals.end(), std::string());
+      if (v == vals.end()) return std::nullopt;
+    }
     pick.push_back(static_cast<size_t>(v - vals.begin()));
-    at = end + 1;
   }
+  if (at <= id.size()) return std::nullopt;  // segments left over
   return pick;
 }
 

@@ -162,6 +162,14 @@ Declare& Declare::combine(const std::string& axis, std::vector<std::string> valu
   axes_.push_back({axis, std::move(values), std::move(apply)});
   return *this;
 }
+Declare& Declare::extend(const std::string& axis, std::vector<std::string> values, AxisApply apply) {
+  for (const std::string& v : values)
+    if (v.empty() || v.find('.') != std::string::npos) bad_declaration(info_.id, "extend(" + axis + ") value '" + v + "'");
+  values.insert(values.begin(), std::string());
+  combine(axis, std::move(values), std::move(apply));
+  axes_.back().extension = true;
+  return *this;
+}
 Declare& Declare::pairwise() {
   pairwise_ = true;
   return *this;
@@ -242,7 +250,10 @@ void Declare::run(CaseBody body) {
   // Its ids are the base and one segment per axis, so every value must give a segment.
   bool named = pairwise_ && !has_axis("kind");
   for (const Axis& a : axes_)
-    for (const std::string& v : a.values) named = named && !v.empty() && v.find('.') == std::string::npos;
+    for (size_t i = 0; i < a.values.size(); ++i) {
+      const std::string& v = a.values[i];
+      named = named && (!v.empty() || (a.extension && i == 0)) && v.find('.') == std::string::npos;
+    }
   if (!named) return;
   Family f;
   f.base = info_.id;
@@ -301,9 +312,11 @@ std::vector<CaseInfo> Declare::records_at(const std::vector<std::vector<size_t>>
     for (size_t a = 0; a < axes_.size(); ++a) {
       const Axis& axis = axes_[a];
       const std::string& value = axis.values[pick[a]];
-      n.declaration.set_axis_value(axis.name, value);
+      // An extension's implicit first value sets no parameter: the case is as it was before.
+      if (!axis.extension || !value.empty()) n.declaration.set_axis_value(axis.name, value);
       if (axis.apply) axis.apply(n.declaration, value);
       if (!value.empty() && axis.name != "kind") n.segments.push_back(value);
+      if (axis.extension && !value.empty()) n.declaration.info_.title += " (" + value + " " + axis.name + ")";
     }
     combos.push_back(std::move(n));
   }
@@ -456,9 +469,13 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
   // tuples: every pair of values of two different axes, and (triples()) every triple of values of
   // three of the named axes. The same axes and values always give the same cases.
   const size_t n = axes_.size();
+  std::vector<size_t> base_sizes = sizes;  // extension axes held at their implicit first value
+  for (size_t a = 0; a < n; ++a)
+    if (axes_[a].extension) base_sizes[a] = 1;
   std::vector<std::vector<size_t>> groups;  // the axis tuples to cover, each of 2 or 3 axes
   for (size_t a = 0; a < n; ++a)
-    for (size_t b = a + 1; b < n; ++b) groups.push_back({a, b});
+    for (size_t b = a + 1; b < n; ++b)
+      if (!axes_[a].extension && !axes_[b].extension) groups.push_back({a, b});
   std::vector<size_t> strong;  // the axes every triple of which is covered
   for (const std::string& name : triples_)
     for (size_t a = 0; a < n; ++a)
@@ -466,7 +483,42 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
   for (size_t i = 0; i < strong.size(); ++i)
     for (size_t j = i + 1; j < strong.size(); ++j)
       for (size_t k = j + 1; k < strong.size(); ++k) groups.push_back({strong[i], strong[j], strong[k]});
-  return cover::greedy(sizes, groups);
+  // The cover of the axes as first declared: the same cases (and ids) as before any extend().
+  std::vector<std::vector<size_t>> out = cover::greedy(base_sizes, groups);
+  // Each extension axis's own values (1..): twins of cases of that cover (the same values of the
+  // other axes, and the new value), taken greedily until the new value meets every value of every
+  // other original axis: each step takes the first case of the cover, in its order, whose values
+  // meet it for the most axes not yet met. A twin is a point the cover already found worth
+  // running, and a new value's verdict can be read against its twin's.
+  const std::vector<std::vector<size_t>> base = out;
+  for (size_t e = 0; e < n; ++e) {
+    if (!axes_[e].extension) continue;
+    for (size_t v = 1; v < sizes[e]; ++v) {
+      std::vector<std::vector<char>> met(n);
+      size_t left = 0;
+      for (size_t a = 0; a < n; ++a)
+        if (!axes_[a].extension) met[a].assign(sizes[a], 0), left += sizes[a];
+      std::vector<char> taken(base.size(), 0);
+      while (left > 0) {
+        size_t best = base.size(), best_gain = 0;
+        for (size_t i = 0; i < base.size(); ++i) {
+          if (taken[i]) continue;
+          size_t gain = 0;
+          for (size_t a = 0; a < n; ++a)
+            if (!axes_[a].extension && !met[a][base[i][a]]) ++gain;
+          if (gain > best_gain) best = i, best_gain = gain;
+        }
+        if (best == base.size()) break;  // (cannot happen: the cover holds every value of every axis)
+        taken[best] = 1;
+        for (size_t a = 0; a < n; ++a)
+          if (!axes_[a].extension && !met[a][base[best][a]]) met[a][base[best][a]] = 1, --left;
+        std::vector<size_t> p = base[best];
+        p[e] = v;
+        out.push_back(std::move(p));
+      }
+    }
+  }
+  return out;
 }
 
 bool Declare::has_axis(const std::string& name) const {

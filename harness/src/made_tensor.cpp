@@ -63,7 +63,7 @@ std::unique_ptr<MadeTensor> MadeTensor::make(const MadeSpec& spec, bool versione
     if (n != 0 || spec.strides.size() != spec.shape.size()) return nullptr;
     m->strides_ = spec.strides;
   }
-  m->expected_ = expected_bytes(spec.dtype, spec.shape, spec.layout);
+  m->expected_ = expected_bytes(spec.dtype, spec.shape, spec.layout, spec.values);
 
   // Physical buffer: [pad of extra_byte_offset bytes][span addressed by the strides].
   int64_t lo = 0, hi = 0;

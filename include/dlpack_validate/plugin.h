@@ -195,6 +195,11 @@ enum {
  * compatibly in plugin ABI 1, so a plugin says that it understands it: see dlpv_request_flags
  * below. A plugin that does not is never sent it (its copy=False cases are skips that say so). */
 #define DLPV_REQ_NO_COPY (1u << 2)
+/* The producer fills the array with the edge pattern (dlpv_pattern_fill_values with
+ * DLPV_VALUES_EDGE: each dtype's extremes and special values) instead of the small numbers of
+ * dlpv_pattern_fill. Added compatibly in plugin ABI 1, declared like DLPV_REQ_NO_COPY: a plugin
+ * that does not declare it is never sent it (its edge-value cases are skips that say so). */
+#define DLPV_REQ_EDGE_VALUES (1u << 3)
 /* The request bits of plugin ABI 1 as first published: every plugin understands these. */
 #define DLPV_REQ_BASE (DLPV_REQ_READ_ONLY | DLPV_REQ_COPY)
 
@@ -413,6 +418,100 @@ static inline void dlpv_pattern_store(DLDataType dtype, int64_t i, void* dst) {
   }
 }
 
+/* ---------------------------------------------------------------------------------------
+ * The edge pattern (DLPV_REQ_EDGE_VALUES; the input space's values axis)
+ *
+ * The small numbers above never set a high bit or a special value, so a library that loses
+ * the sign bit, the top byte, an infinity, a NaN or a subnormal on the way passes them. The edge
+ * pattern is a table of bit patterns per dtype, cycled: element i (one lane, one part) holds
+ * entry (i mod the table's length), the imaginary part of a complex entry (i + 5).
+ *   int/uint (any width)   all ones, the top bit alone, all but the top bit, 0, 1, the top bit
+ *                          and 1, alternating bits both ways, the top byte, the low byte (of
+ *                          an 8-bit type: the top and low nibble), all ones but bit 0
+ *   float16/32/64, bfloat16 (and complex parts)
+ *                          lowest finite, +inf, -inf, the quiet NaN (top mantissa bit only),
+ *                          -0, largest finite, smallest normal, smallest subnormal, the largest
+ *                          negative subnormal, 1 + one ulp, 0
+ *   bool                   0 and 1 in a period of 11 (a DLPack bool holds nothing else)
+ *   other dtypes           the small numbers (no edge table)
+ * The NaN is the quiet one every conversion keeps; no payloads, no signalling NaNs.
+ * ------------------------------------------------------------------------------------- */
+#define DLPV_VALUES_PLAIN 0
+#define DLPV_VALUES_EDGE 1
+
+/* Whether dtype has an edge table (else its edge pattern is the small numbers). */
+static inline int dlpv_pattern_has_edge(DLDataType dtype) {
+  switch (dtype.code) {
+    case DLPV_CODE_INT:
+    case DLPV_CODE_UINT: return dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64;
+    case DLPV_CODE_FLOAT: return dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64;
+    case DLPV_CODE_COMPLEX: return dtype.bits == 32 || dtype.bits == 64 || dtype.bits == 128;
+    case DLPV_CODE_BFLOAT: return dtype.bits == 16;
+    case DLPV_CODE_BOOL: return dtype.bits == 8;
+    default: return 0;
+  }
+}
+
+/* Bits of a float format with e exponent bits and m mantissa bits (sign on top) for one of the
+ * edge table's 11 entries. */
+static inline uint64_t dlpv__edge_float(unsigned e, unsigned m, int64_t k) {
+  const uint64_t sign = (uint64_t)1 << (e + m), exp_all = (((uint64_t)1 << e) - 1u) << m;
+  const uint64_t mant_all = ((uint64_t)1 << m) - 1u, one_exp = ((((uint64_t)1 << (e - 1u)) - 1u)) << m;
+  switch (k) {
+    case 0: return sign | (exp_all - ((uint64_t)1 << m)) | mant_all; /* lowest finite */
+    case 1: return exp_all;                                          /* +inf */
+    case 2: return sign | exp_all;                                   /* -inf */
+    case 3: return exp_all | ((uint64_t)1 << (m - 1u));              /* quiet NaN */
+    case 4: return sign;                                             /* -0 */
+    case 5: return (exp_all - ((uint64_t)1 << m)) | mant_all;        /* largest finite */
+    case 6: return (uint64_t)1 << m;                                 /* smallest normal */
+    case 7: return 1u;                                               /* smallest subnormal */
+    case 8: return sign | mant_all;                                  /* largest negative subnormal */
+    case 9: return one_exp | 1u;                                     /* 1 + one ulp */
+    default: return 0u;                                              /* 0 */
+  }
+}
+#define DLPV__EDGE_FLOATS 11
+#define DLPV__EDGE_INTS 11
+
+/* Bits of an integer of `bits` bits for one of the edge table's 11 entries. */
+static inline uint64_t dlpv__edge_int(unsigned bits, int64_t k) {
+  const uint64_t all = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1u);
+  const uint64_t top = (uint64_t)1 << (bits - 1u);
+  switch (k) {
+    case 0: return all;                                    /* all ones (-1 signed) */
+    case 1: return top;                                    /* the top bit alone (the minimum) */
+    case 2: return all & ~top;                             /* the signed maximum */
+    case 3: return 0u;
+    case 4: return 1u;
+    case 5: return top | 1u;                               /* the minimum + 1 */
+    case 6: return all & (uint64_t)0x5555555555555555ull;  /* alternating, low bit set */
+    case 7: return all & (uint64_t)0xAAAAAAAAAAAAAAAAull;  /* alternating, top bit set */
+    case 8: return bits == 8 ? 0xF0u : all & ~(all >> 8); /* the top byte (of a byte: its top nibble) */
+    case 9: return bits == 8 ? 0x0Fu : 0xFFu;              /* the low byte (of a byte: its low nibble) */
+    default: return all - 1u;                              /* all ones but the lowest bit */
+  }
+}
+
+/* Encoding of element i of the edge pattern (one lane; `imag` selects a complex part's bits). */
+static inline uint64_t dlpv__edge_bits(DLDataType dtype, int64_t i, int imag) {
+  const int64_t k = imag ? i + 5 : i;
+  switch (dtype.code) {
+    case DLPV_CODE_INT:
+    case DLPV_CODE_UINT: return dlpv__edge_int(dtype.bits, dlpv__mod(k, DLPV__EDGE_INTS));
+    case DLPV_CODE_BOOL: return (0x4E3u >> dlpv__mod(k, 11)) & 1u; /* 1,1,0,0,0,1,1,1,0,0,1 */
+    case DLPV_CODE_BFLOAT: return dlpv__edge_float(8, 7, dlpv__mod(k, DLPV__EDGE_FLOATS));
+    case DLPV_CODE_FLOAT:
+    case DLPV_CODE_COMPLEX: {
+      unsigned part_bits = dtype.code == DLPV_CODE_COMPLEX ? dtype.bits / 2u : dtype.bits;
+      if (part_bits == 16) return dlpv__edge_float(5, 10, dlpv__mod(k, DLPV__EDGE_FLOATS));
+      if (part_bits == 32) return dlpv__edge_float(8, 23, dlpv__mod(k, DLPV__EDGE_FLOATS));
+      return dlpv__edge_float(11, 52, dlpv__mod(k, DLPV__EDGE_FLOATS));
+    }
+    default: return 0u;
+  }
+}
+
 /* Bytes needed for n elements stored compactly (packed for sub-byte dtypes). */
 static inline size_t dlpv_pattern_nbytes(DLDataType dtype, int64_t n) {
   uint64_t lanes = dtype.lanes ? dtype.lanes : 1u;
@@ -443,6 +542,41 @@ static inline size_t dlpv_pattern_fill(DLDataType dtype, int64_t n, void* dst) {
     }
   }
   return nbytes;
+}
+
+/* dlpv_pattern_store for `values` DLPV_VALUES_PLAIN (the small numbers) or DLPV_VALUES_EDGE
+ * (the edge pattern above; the small numbers for a dtype without an edge table). Only for
+ * byte-addressable dtypes (bits % 8 == 0). */
+static inline void dlpv_pattern_store_values(DLDataType dtype, int64_t i, void* dst, int values) {
+  unsigned char* out = (unsigned char*)dst;
+  unsigned lanes = dtype.lanes ? dtype.lanes : 1u, lane;
+  if (values != DLPV_VALUES_EDGE || !dlpv_pattern_has_edge(dtype)) {
+    dlpv_pattern_store(dtype, i, dst);
+    return;
+  }
+  for (lane = 0; lane < lanes; ++lane) {
+    int64_t li = i * (int64_t)lanes + (int64_t)lane;
+    if (dtype.code == DLPV_CODE_COMPLEX) {
+      unsigned half = dtype.bits / 16u;
+      dlpv__store_le(dlpv__edge_bits(dtype, li, 0), half, out);
+      dlpv__store_le(dlpv__edge_bits(dtype, li, 1), half, out + half);
+      out += 2u * half;
+    } else {
+      dlpv__store_le(dlpv__edge_bits(dtype, li, 0), dtype.bits / 8u, out);
+      out += dtype.bits / 8u;
+    }
+  }
+}
+
+/* dlpv_pattern_fill for `values` (dlpv_pattern_store_values). */
+static inline size_t dlpv_pattern_fill_values(DLDataType dtype, int64_t n, void* dst, int values) {
+  unsigned char* out = (unsigned char*)dst;
+  size_t elem;
+  int64_t i;
+  if (values != DLPV_VALUES_EDGE || !dlpv_pattern_has_edge(dtype)) return dlpv_pattern_fill(dtype, n, dst);
+  elem = dlpv_pattern_nbytes(dtype, 1);
+  for (i = 0; i < n; ++i) dlpv_pattern_store_values(dtype, i, out + (size_t)i * elem, values);
+  return dlpv_pattern_nbytes(dtype, n);
 }
 
 #ifdef __cplusplus

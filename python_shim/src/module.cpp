@@ -10,7 +10,10 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <mutex>
 
 #include <dlpack_validate/scripted_producer.hpp>
@@ -39,12 +42,73 @@ DLDataType dtype_of(py::handle key) {
   return DLDataType{static_cast<uint8_t>(k.first), static_cast<uint8_t>(k.second), 1};
 }
 
-// validator.pattern: the reference values as Python numbers (the header's functions).
-py::list pattern(py::handle key, int64_t n) {
+// "plain" or "edge" (the values= keyword of pattern, pattern_bytes and an adapter's make).
+int values_named(const std::string& values) {
+  if (values == "plain") return DLPV_VALUES_PLAIN;
+  if (values == "edge") return DLPV_VALUES_EDGE;
+  throw py::value_error("values must be 'plain' or 'edge', not '" + values + "'");
+}
+
+// One part of an edge-pattern element as a double: its bits decoded by the dtype's format.
+double edge_part(DLDataType t, const unsigned char* p) {
+  const unsigned bytes = t.code == DLPV_CODE_COMPLEX ? t.bits / 16u : t.bits / 8u;
+  uint64_t u = 0;
+  for (unsigned k = 0; k < bytes; ++k) u |= static_cast<uint64_t>(p[k]) << (8u * k);
+  if (bytes == 8) {
+    double d;
+    std::memcpy(&d, &u, 8);
+    return d;
+  }
+  if (bytes == 4 || t.code == DLPV_CODE_BFLOAT) {  // bfloat16: the top half of a float32
+    const uint32_t w = static_cast<uint32_t>(bytes == 4 ? u : u << 16);
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  }
+  // float16: sign, 5 exponent bits, 10 mantissa bits
+  const int e = static_cast<int>((u >> 10) & 0x1f);
+  const double m = static_cast<double>(u & 0x3ff), s = (u & 0x8000) ? -1.0 : 1.0;
+  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * std::numeric_limits<double>::infinity();
+  return s * (e ? std::ldexp(1.0 + m / 1024.0, e - 15) : std::ldexp(m / 1024.0, -14));
+}
+
+// Element i of the edge pattern as a Python number (a dtype without an edge table: nullptr).
+py::object edge_value(DLDataType t, int64_t i) {
+  if (!dlpv_pattern_has_edge(t) || t.lanes != 1) return py::object();
+  unsigned char buf[16] = {0};
+  dlpv_pattern_store_values(t, i, buf, DLPV_VALUES_EDGE);
+  switch (t.code) {
+    case DLPV_CODE_BOOL: return py::bool_(buf[0] != 0);
+    case DLPV_CODE_INT:
+    case DLPV_CODE_UINT: {
+      uint64_t u = 0;
+      for (unsigned k = 0; k < t.bits / 8u; ++k) u |= static_cast<uint64_t>(buf[k]) << (8u * k);
+      if (t.code == DLPV_CODE_UINT) return py::int_(static_cast<unsigned long long>(u));
+      if (t.bits < 64 && (u >> (t.bits - 1u)) & 1u) u |= ~((uint64_t{1} << t.bits) - 1u);  // sign-extend
+      return py::int_(static_cast<long long>(u));
+    }
+    case DLPV_CODE_COMPLEX: {
+      py::object v = py::reinterpret_steal<py::object>(
+          PyComplex_FromDoubles(edge_part(t, buf), edge_part(t, buf + t.bits / 16u)));
+      if (!v) throw py::error_already_set();
+      return v;
+    }
+    default: return py::float_(edge_part(t, buf));
+  }
+}
+
+// validator.pattern: the reference values as Python numbers (the header's functions); values
+// "edge": the edge pattern's (a dtype without an edge table keeps the small numbers).
+py::list pattern(py::handle key, int64_t n, const std::string& values) {
   const DLDataType t = dtype_of(key);
   if (n < 0) throw py::value_error("n must be >= 0");
+  const bool edge = values_named(values) == DLPV_VALUES_EDGE && dlpv_pattern_has_edge(t);
   py::list out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
+    if (edge) {
+      out[static_cast<size_t>(i)] = edge_value(t, i);
+      continue;
+    }
     const double re = dlpv_pattern_value(t, i);
     py::object v;
     switch (t.code) {
@@ -63,11 +127,12 @@ py::list pattern(py::handle key, int64_t n) {
 }
 
 // validator.pattern_bytes: the same values, encoded row-major compact (what to_bytes returns).
-py::bytes pattern_bytes(py::handle key, int64_t n) {
+py::bytes pattern_bytes(py::handle key, int64_t n, const std::string& values) {
   const DLDataType t = dtype_of(key);
   if (n < 0) throw py::value_error("n must be >= 0");
+  const int v = values_named(values);
   std::string buf(dlpv_pattern_nbytes(t, n), '\0');
-  if (n > 0) dlpv_pattern_fill(t, n, buf.data());
+  if (n > 0) dlpv_pattern_fill_values(t, n, buf.data(), v);
   return py::bytes(buf);
 }
 
@@ -228,10 +293,12 @@ PYBIND11_MODULE(_dlpack_validate, m) {
   m.doc() = "dlpack-validate harness (private; use `python -m validator`)";
   m.attr("tool_version") = kToolVersion;
   dlpv::python::keep_stdlib_references();  // before any package under test is imported
-  m.def("pattern", &pattern, py::arg("dtype_key"), py::arg("n"),
-        "the n reference pattern values for dtype_key = (code, bits), as Python numbers");
-  m.def("pattern_bytes", &pattern_bytes, py::arg("dtype_key"), py::arg("n"),
-        "the n reference pattern values encoded row-major compact (native byte order)");
+  m.def("pattern", &pattern, py::arg("dtype_key"), py::arg("n"), py::arg("values") = "plain",
+        "the n reference pattern values for dtype_key = (code, bits), as Python numbers; values='edge': "
+        "the edge pattern's (each dtype's extremes and special values, include/dlpack_validate/plugin.h)");
+  m.def("pattern_bytes", &pattern_bytes, py::arg("dtype_key"), py::arg("n"), py::arg("values") = "plain",
+        "the n reference pattern values encoded row-major compact (native byte order); values='edge': "
+        "the edge pattern's");
   m.def("run", &run, py::arg("options"), "run (or list) the validation; returns the exit code");
   m.def(
       "terminal_text",

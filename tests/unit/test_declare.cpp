@@ -218,3 +218,52 @@ TEST_CASE("a covered family's other points are made by id, the id its values giv
   }
   CHECK(reg.find("t.family.q.q.q") == nullptr);
 }
+
+TEST_CASE("extend: the cover of the first axes stays as it was, and the new values meet every other value") {
+  auto declare = [] {
+    return Declare("t.ext", "title {a}").must({"LAYOUT-01"})
+        .combine("a", {"a0", "a1", "a2", "a3"}).combine("b", {"b0", "b1", "b2"}).combine("c", {"c0", "c1"})
+        .pairwise();
+  };
+  const auto before = declare().records(nothing);
+  const auto after = declare().extend("v", {"edge", "huge"}).records(nothing);
+  std::vector<std::string> ids;
+  for (const CaseInfo& c : after) ids.push_back(c.id);
+  for (const CaseInfo& c : before) {  // every case before is there, with its id and title
+    const auto it = std::find(ids.begin(), ids.end(), c.id);
+    REQUIRE(it != ids.end());
+    const CaseInfo& same = after[static_cast<size_t>(it - ids.begin())];
+    CHECK(same.params.count("v") == 0);
+    CHECK(same.title == c.title);
+  }
+  size_t added = 0;
+  for (const CaseInfo& c : after) {
+    if (!c.params.count("v")) continue;
+    const std::string& v = c.params.at("v");
+    ++added;
+    CHECK(c.id.size() > v.size());
+    CHECK(c.id.compare(c.id.size() - v.size() - 1, std::string::npos, "." + v) == 0);
+    CHECK(c.title.find("(" + v + " v)") != std::string::npos);
+  }
+  CHECK(after.size() == before.size() + added);
+  for (const char* v : {"edge", "huge"})
+    for (const auto& [axis, n] : std::vector<std::pair<std::string, int>>{{"a", 4}, {"b", 3}, {"c", 2}})
+      for (int i = 0; i < n; ++i)
+        CHECK(std::any_of(after.begin(), after.end(), [&](const CaseInfo& c) {
+          return c.params.count("v") && c.params.at("v") == v && c.params.at(axis) == axis + std::to_string(i);
+        }));
+  CHECK(added == 8);  // 4 values of a, for each of the two new values
+  // Any point is made by id: with the extension's value, or without it (its implicit first).
+  declare().extend("v", {"edge"}).run(nothing);
+  std::vector<size_t> pick;
+  const Family* f = Registry::instance().family_of("t.ext.a3.b1.c0.edge", &pick);
+  REQUIRE(f != nullptr);
+  CHECK(pick == std::vector<size_t>{3, 1, 0, 1});
+  CHECK(f->id_of(pick) == "t.ext.a3.b1.c0.edge");
+  REQUIRE(Registry::instance().family_of("t.ext.a3.b1.c0", &pick) == f);
+  CHECK(pick == std::vector<size_t>{3, 1, 0, 0});
+  CHECK(f->id_of(pick) == "t.ext.a3.b1.c0");
+  CHECK(Registry::instance().family_of("t.ext.a3.b1.c0.huge") == nullptr);
+  CHECK(Registry::instance().family_of("t.ext.a3.b1.c0.edge.edge") == nullptr);
+  CHECK(Registry::instance().family_of("t.ext.a3.b1") == nullptr);
+}

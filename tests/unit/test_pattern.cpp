@@ -51,3 +51,39 @@ TEST_CASE("sub-byte packing is little bit-endian") {
   DLDataType fp6{15, 6, 1};
   CHECK(dlpv_pattern_nbytes(fp6, 4) == 3);
 }
+
+TEST_CASE("the edge pattern: each dtype's extremes and special values, by their bits") {
+  const DLDataType f32{kDLFloat, 32, 1}, f64{kDLFloat, 64, 1}, f16{kDLFloat, 16, 1}, bf16{kDLBfloat, 16, 1},
+      i16{kDLInt, 16, 1}, u8{kDLUInt, 8, 1}, c64{kDLComplex, 64, 1}, b8{6, 8, 1}, fp8{DLPV_CODE_FLOAT8_E4M3FN, 8, 1};
+  std::vector<uint32_t> w(11);
+  dlpv_pattern_fill_values(f32, 11, w.data(), DLPV_VALUES_EDGE);
+  CHECK(w == std::vector<uint32_t>{0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x80000000u, 0x7F7FFFFFu,
+                                   0x00800000u, 0x00000001u, 0x807FFFFFu, 0x3F800001u, 0u});
+  std::vector<uint64_t> d(4);
+  dlpv_pattern_fill_values(f64, 4, d.data(), DLPV_VALUES_EDGE);
+  CHECK(d == std::vector<uint64_t>{0xFFEFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 0xFFF0000000000000ull,
+                                   0x7FF8000000000000ull});
+  std::vector<uint16_t> h(4);
+  dlpv_pattern_fill_values(f16, 4, h.data(), DLPV_VALUES_EDGE);
+  CHECK(h == std::vector<uint16_t>{0xFBFFu, 0x7C00u, 0xFC00u, 0x7E00u});
+  dlpv_pattern_fill_values(bf16, 4, h.data(), DLPV_VALUES_EDGE);
+  CHECK(h == std::vector<uint16_t>{0xFF7Fu, 0x7F80u, 0xFF80u, 0x7FC0u});
+  std::vector<int16_t> s(11);
+  dlpv_pattern_fill_values(i16, 11, s.data(), DLPV_VALUES_EDGE);
+  CHECK(s == std::vector<int16_t>{-1, -32768, 32767, 0, 1, -32767, 0x5555, -21846, -256, 255, -2});
+  std::vector<uint8_t> u(11);
+  dlpv_pattern_fill_values(u8, 11, u.data(), DLPV_VALUES_EDGE);
+  CHECK(u == std::vector<uint8_t>{255, 128, 127, 0, 1, 129, 0x55, 0xAA, 0xF0, 0x0F, 254});
+  std::vector<uint32_t> c(4);  // element 0: real part entry 0, imaginary part entry 5
+  dlpv_pattern_fill_values(c64, 2, c.data(), DLPV_VALUES_EDGE);
+  CHECK(c == std::vector<uint32_t>{0xFF7FFFFFu, 0x7F7FFFFFu, 0x7F800000u, 0x00800000u});
+  std::vector<uint8_t> b(12);
+  dlpv_pattern_fill_values(b8, 12, b.data(), DLPV_VALUES_EDGE);
+  CHECK(b == std::vector<uint8_t>{1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1});  // a DLPack bool holds 0 or 1
+  std::vector<uint8_t> e(5), p(5);  // no edge table: the small numbers
+  dlpv_pattern_fill_values(fp8, 5, e.data(), DLPV_VALUES_EDGE);
+  dlpv_pattern_fill(fp8, 5, p.data());
+  CHECK(e == p);
+  CHECK(dlpv_pattern_has_edge(f32));
+  CHECK_FALSE(dlpv_pattern_has_edge(fp8));
+}

@@ -37,6 +37,7 @@ AXES = {
     "thread": ["loading", "other"],
     "capsule": ["versioned", "legacy"],
     "request": ["plain", "copy", "no_copy", "read_only"],
+    "values": ["plain", "edge"],
     "any": ["any"],
 }
 KINDS = {

@@ -18,6 +18,9 @@
  *   thread   loading other (the thread that loaded the plugin, or another)
  *   capsule  versioned legacy
  *   request  plain copy no_copy read_only (producer: the request's flags)
+ *   values   plain edge (producer: the request's DLPV_REQ_EDGE_VALUES; consumer: element 0 holds
+ *            the edge pattern's first value and not the small numbers' (never so for bool,
+ *            whose two patterns start alike))
  *   any      any (every export or import)
  * DLPV_ZOO_HITS=FILE: a line is appended there by each process the bug struck in (a bug that
  * could not change the tensor it matched, such as the strides of a 0-d tensor, did not strike).
@@ -88,6 +91,17 @@ static const char* zoo_layout_name(const DLTensor* t) {
   return row ? "contiguous" : col ? "fortran" : "strided";
 }
 
+/* Whether element 0 of a CPU tensor holds the edge pattern's element 0 and not the small
+ * numbers' (plugin.h): how a consumer's bug tells edge values from the reference pattern. */
+static int zoo_holds_edge(const DLTensor* t) {
+  unsigned char edge[16], plain[16];
+  const size_t es = (size_t)(t->dtype.bits / 8u) * (t->dtype.lanes ? t->dtype.lanes : 1u);
+  if (!t->data || zoo_elements(t) <= 0 || es == 0 || es > sizeof edge || t->device.device_type != kDLCPU) return 0;
+  dlpv_pattern_fill_values(t->dtype, 1, edge, DLPV_VALUES_EDGE);
+  dlpv_pattern_fill_values(t->dtype, 1, plain, DLPV_VALUES_PLAIN);
+  return memcmp(edge, plain, es) != 0 && memcmp((const unsigned char*)t->data + t->byte_offset, edge, es) == 0;
+}
+
 /* The value the tensor (and, for the producer, the request) has on the bug's axis. */
 static const char* zoo_value(const DLTensor* t, int versioned, const DLPVRequest* req) {
   const char* axis = g_zoo.axis;
@@ -117,6 +131,8 @@ static const char* zoo_value(const DLTensor* t, int versioned, const DLPVRequest
   if (!strcmp(axis, "request") && req)
     return (req->flags & DLPV_REQ_NO_COPY) ? "no_copy" : (req->flags & DLPV_REQ_COPY) ? "copy"
            : (req->flags & DLPV_REQ_READ_ONLY) ? "read_only" : "plain";
+  if (!strcmp(axis, "values"))
+    return req ? ((req->flags & DLPV_REQ_EDGE_VALUES) ? "edge" : "plain") : zoo_holds_edge(t) ? "edge" : "plain";
   return "";
 }
 

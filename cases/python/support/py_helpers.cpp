@@ -95,11 +95,12 @@ bool plausible(const void* addr, const std::vector<int64_t>& shape, DLDataType d
   return true;
 }
 
-std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype, uint32_t layout) {
+std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype, uint32_t layout,
+                          int values) {
   std::vector<uint8_t> got;
   std::string why;
   if (!gather_elements(t, got, why)) return why;
-  return describe_mismatch(dtype, expected_bytes(dtype, shape, layout), got);
+  return describe_mismatch(dtype, expected_bytes(dtype, shape, layout, values), got);
 }
 
 std::optional<std::pair<int, int>> device_of(py::handle array) {

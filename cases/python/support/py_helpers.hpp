@@ -107,9 +107,9 @@ Taken take(CaseContext& ctx, py::handle cap, const char* req);
 bool plausible(const void* dl_tensor_addr, const std::vector<int64_t>& shape, DLDataType dtype,
                std::string* why);
 /// Elements of a CPU tensor compared with the pattern of `layout` (a broadcast array repeats its
-/// first row): "" when equal, else the difference.
+/// first row; `values` DLPV_VALUES_EDGE: the edge pattern): "" when equal, else the difference.
 std::string data_mismatch(const DLTensor& t, const std::vector<int64_t>& shape, DLDataType dtype,
-                          uint32_t layout = DLPV_LAYOUT_CONTIGUOUS);
+                          uint32_t layout = DLPV_LAYOUT_CONTIGUOUS, int values = DLPV_VALUES_PLAIN);
 
 /// An array's __dlpack_device__() as (device_type, device_id); nullopt when it has none or
 /// answers something else.

@@ -144,6 +144,14 @@ class Declare {
   /// pairwise(), and every triple of values of three of these (already combined) axes as well:
   /// for axes whose values act together (the keywords of one request).
   Declare& triples(std::vector<std::string> axes);
+  /// An axis added to a covered family after its ids were published, so that they stay: its
+  /// implicit first value "" is what every case did before (no id segment, no parameter), and
+  /// the cover keeps its cases as they were and adds, for each new value, twins of some of them
+  /// (the same id and the value as a last segment; " (<value> <axis>)" in the title) until the
+  /// value meets every value of every other axis: python.input.producer.int16.offset.k.loading.once
+  /// and its twin python.input.producer.int16.offset.k.loading.once.edge. Only after every
+  /// combine(); needs pairwise().
+  Declare& extend(const std::string& axis, std::vector<std::string> values, AxisApply apply = nullptr);
   /// Runs on each case's own declaration once every axis is set (requirements that depend on
   /// several parameters at once).
   Declare& each(std::function<void(Declare&)> per_case);
@@ -168,6 +176,7 @@ class Declare {
     std::string name;
     std::vector<std::string> values;
     AxisApply apply;
+    bool extension = false;  ///< extend(): values[0] is "" (no segment)
   };
   void set_axis_value(const std::string& axis, const std::string& value);
   bool has_axis(const std::string& name) const;

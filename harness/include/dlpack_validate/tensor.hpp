@@ -99,9 +99,9 @@ bool safe_read(const void* addr, void* dst, size_t n);
 /// (the canonical ones; a producer may pick others where the dimension is 1 or 0).
 std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_t>& shape);
 /// Pattern bytes, row-major compact, of what logical element i must hold for `layout`
-/// (BROADCAST repeats shape[1:] along axis 0).
+/// (BROADCAST repeats shape[1:] along axis 0); `values` DLPV_VALUES_EDGE: the edge pattern.
 std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>& shape,
-                                    uint32_t layout);
+                                    uint32_t layout, int values = DLPV_VALUES_PLAIN);
 int64_t element_count(const std::vector<int64_t>& shape);
 
 // ---- the inspector ---------------------------------------------------------------------
@@ -120,6 +120,7 @@ struct TensorExpectation {
   DLDevice device{kDLCPU, 0};
   std::vector<int64_t> shape;
   uint32_t layout = DLPV_LAYOUT_CONTIGUOUS;
+  int values = DLPV_VALUES_PLAIN;  ///< the pattern asked for: the small numbers or the edge values
 };
 
 struct InspectOptions {
@@ -140,6 +141,11 @@ void inspect_tensor(const DLTensor& t, const TensorExpectation& want, const Insp
 /// `padded_subbyte`: the tensor carries IS_SUBBYTE_TYPE_PADDED (sub-byte elements one per
 /// byte); the result is repacked to the compact packed form either way.
 bool gather_elements(const DLTensor& t, std::vector<uint8_t>& out, std::string& why, bool padded_subbyte = false);
+/// Whether an element read (`got`) holds the value written (`want`): the same bytes, or, for a
+/// float, bfloat16 or complex element, a NaN where a NaN was written (each part). A NaN's payload
+/// is not its value: a copy may pass it through another format (Paddle's float32 to bfloat16
+/// cast makes the quiet NaN 0x7fc0 into 0x7fff), and the edge pattern's NaN is read as any NaN.
+bool same_element(DLDataType dtype, const uint8_t* want, const uint8_t* got);
 
 /// First mismatches between two row-major compact buffers, as one line.
 std::string describe_mismatch(DLDataType dtype, const std::vector<uint8_t>& want,
@@ -170,6 +176,7 @@ struct MadeSpec {
   DLDevice device{kDLCPU, 0};      ///< the label only: the memory is always host memory
   bool padded_subbyte = false;     ///< sub-byte dtype stored one element per byte (flag 4)
   bool device_memory = false;      ///< place the storage in real memory of `device` (CUDA kinds)
+  int values = DLPV_VALUES_PLAIN;  ///< the elements: the small numbers, or the edge pattern
 };
 
 /// A tensor built by the validator. It owns its buffers for the whole case (so a consumer

@@ -5,13 +5,16 @@ An adapter is any object with::
     name: str; version: str
     def dtypes(self) -> dict       # (code, bits) -> library dtype, for every dtype it can make
     def devices(self) -> list      # [(device_type, device_id), ...] it can allocate on
-    def make(self, shape, dtype_key, device, layout="contiguous", read_only=False)
+    def make(self, shape, dtype_key, device, layout="contiguous", read_only=False, values="plain")
     def from_dlpack(self, obj, **kwargs)   # the library's consumer entry point
     def to_bytes(self, array) -> bytes     # elements, row-major compact, on the host
     def is_writable(self, array)           # True / False / None (no such notion)
 
-``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n)[i]`` and raises
-NotImplementedError for what it cannot make (reported as a skip). Optional extra:
+``make`` fills element i (row-major) with ``validator.pattern(dtype_key, n, values)[i]`` and raises
+NotImplementedError for what it cannot make (reported as a skip). ``values`` is "plain" (the small
+numbers) or "edge" (each dtype's extremes and special values: ``pattern_bytes(dtype_key, n,
+"edge")``); an adapter whose make() has no ``values`` keyword is never asked for edge values (its
+``.edge`` producer cases skip, saying so). Optional extra:
 ``unexportable(self) -> [(description, array[, requirement id]), ...]``: arrays whose data DLPack cannot
 express (ERR-01). ``unavailable: str``: why the package cannot be exercised here (no device); with
 ``devices()`` empty, every case is a skip quoting it. ``cpu_device(self)``: the object to pass as

@@ -61,8 +61,9 @@ def numpy_dtype(dtype_key):
     return None
 
 
-def logical(dtype_key, shape):
-    """The compact row-major array whose element i is pattern element i (a fresh copy)."""
+def logical(dtype_key, shape, values="plain"):
+    """The compact row-major array whose element i is pattern element i (a fresh copy); values
+    "edge": the edge pattern's element i."""
     dt = numpy_dtype(dtype_key)
     if dt is None:
         raise NotImplementedError(f"no NumPy dtype for DLPack (code, bits) {tuple(dtype_key)}")
@@ -70,10 +71,10 @@ def logical(dtype_key, shape):
     n = math.prod(shape)
     out = placed(shape, dt)
     if dt.itemsize * 8 == dtype_key[1]:
-        out[...] = np.frombuffer(pattern_bytes(dtype_key, n), dtype=dt).reshape(shape)
+        out[...] = np.frombuffer(pattern_bytes(dtype_key, n, values), dtype=dt).reshape(shape)
     else:
         # Sub-byte formats are stored one element per byte in NumPy: go through float32 values.
-        out[...] = np.asarray(pattern(tuple(dtype_key), n), dtype=np.float32).astype(dt).reshape(shape)
+        out[...] = np.asarray(pattern(tuple(dtype_key), n, values), dtype=np.float32).astype(dt).reshape(shape)
     return out
 
 
@@ -101,8 +102,9 @@ def logical_from_float(values, dtype_key):
     return np.asarray(values, dtype=np.float32).astype(numpy_dtype(dtype_key))
 
 
-def lay_out(a, layout, dtype_key):
-    """A view of the same logical values in one of the layouts of docs/design.md §3."""
+def lay_out(a, layout, dtype_key, values="plain"):
+    """A view of the same logical values in one of the layouts of docs/design.md §3 (`values`:
+    the pattern `a` holds, which a broadcast row is made of again)."""
     shape, dt = a.shape, a.dtype
     if layout == "contiguous":
         return a
@@ -126,7 +128,7 @@ def lay_out(a, layout, dtype_key):
         out[...] = a[::-1]
         return out[::-1]
     if layout == "broadcast":
-        row = logical(dtype_key, shape[1:])
+        row = logical(dtype_key, shape[1:], values)
         return np.lib.stride_tricks.as_strided(row, shape, (0,) + row.strides, writeable=True)
     raise NotImplementedError(f"unknown layout {layout!r}")
 
@@ -168,7 +170,7 @@ class NumpyBacked:
     def devices(self):
         return list(self.DEVICES)
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         key = tuple(dtype_key)
         if tuple(device) not in self.devices():
             raise NotImplementedError(f"{self.name} adapter allocates on {self.devices()} only, not {tuple(device)}")
@@ -178,7 +180,7 @@ class NumpyBacked:
             raise NotImplementedError(f"the {self.name} adapter makes {', '.join(self.LAYOUTS)} arrays only, not {layout}")
         if read_only:
             raise NotImplementedError(f"{self.name} arrays have no read-only flag")
-        return self._wrap(lay_out(logical(key, shape), layout, key), key, tuple(device))
+        return self._wrap(lay_out(logical(key, shape, values), layout, key, values), key, tuple(device))
 
     def to_bytes(self, array):
         a = self._to_numpy(array)

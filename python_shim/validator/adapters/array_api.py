@@ -30,7 +30,7 @@ class Adapter:
     def _asarray(self, values, dt, shape):
         return self.xp.reshape(self.xp.asarray(values, dtype=dt), shape)
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         xp = self.xp
         if tuple(device) != self._device:
             raise NotImplementedError(f"{self.name} adapter allocates on {self._device} only")
@@ -46,20 +46,20 @@ class Adapter:
             # the producer would then be misjudged. Only the compact layout is certain.
             raise NotImplementedError(f"the generic Array API adapter cannot guarantee layout {layout!r} "
                                       "(the standard has no way to ask for strides)")
-        return self._asarray(self._values(dtype_key, shape), dt, shape)
+        return self._asarray(self._values(dtype_key, shape, values), dt, shape)
 
     @staticmethod
-    def _values(dtype_key, shape):
+    def _values(dtype_key, shape, values="plain"):
         """The pattern as a NumPy array where NumPy has the dtype (its buffer placed as the NumPy
         adapters place theirs, so a library that wraps it without copying has data at a fixed
         alignment on every run), else as a Python list."""
         try:
             from . import _numpy_layouts as L
             if L.numpy_dtype(dtype_key) is not None:
-                return L.logical(dtype_key, shape).ravel()
+                return L.logical(dtype_key, shape, values).ravel()
         except ImportError:  # no NumPy: the library gets a list
             pass
-        return pattern(dtype_key, math.prod(shape))
+        return pattern(dtype_key, math.prod(shape), values)
 
     def cpu_device(self):
         """The namespace's CPU device object (for from_dlpack(device=...)): the inspection API's

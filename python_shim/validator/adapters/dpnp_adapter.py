@@ -44,14 +44,14 @@ class Adapter:
     def devices(self):
         return [] if self.unavailable else [(_ONEAPI, 0)]
 
-    def make(self, shape, dtype_key, device=(_ONEAPI, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(_ONEAPI, 0), layout="contiguous", read_only=False, values="plain"):
         if tuple(device) != (_ONEAPI, 0):
             raise NotImplementedError(f"the dpnp adapter allocates on kDLOneAPI device 0 only, not {tuple(device)}")
         key = tuple(dtype_key)
         if key not in self.dtypes():
             raise NotImplementedError(f"dpnp has no dtype for DLPack (code, bits) {key} on this device")
         shape = tuple(int(s) for s in shape)
-        host = L.logical(key, shape)
+        host = L.logical(key, shape, values)
         q = self._queue
         if layout == "contiguous":
             a = dpnp.asarray(host, sycl_queue=q)
@@ -70,7 +70,7 @@ class Adapter:
         elif layout == "reversed":
             a = dpnp.asarray(np.ascontiguousarray(host[::-1]), sycl_queue=q)[::-1]
         elif layout == "broadcast":
-            a = dpnp.broadcast_to(dpnp.asarray(L.logical(key, shape[1:]), sycl_queue=q), shape)
+            a = dpnp.broadcast_to(dpnp.asarray(L.logical(key, shape[1:], values), sycl_queue=q), shape)
         else:
             raise NotImplementedError(f"unknown layout {layout!r}")
         if read_only:

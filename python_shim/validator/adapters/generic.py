@@ -212,7 +212,7 @@ class Source:
     without the GIL, even after the interpreter is gone). The first export lends the data (it is
     the source's only copy); later ones and ``copy=True`` are flagged IS_COPIED."""
 
-    def __init__(self, shape, dtype_key, layout="contiguous"):
+    def __init__(self, shape, dtype_key, layout="contiguous", values="plain"):
         if _LIBC is None:
             raise NotImplementedError("no C library to allocate a DLPack tensor with (ctypes found no malloc)")
         key = tuple(dtype_key)
@@ -222,15 +222,15 @@ class Source:
             if layout != "contiguous":
                 raise NotImplementedError(f"a {key[1]}-bit type is packed: only the contiguous layout")
             self.strides, self._elements, self._start = compact_strides(self.shape), None, 0
-            self._data = pattern_bytes(key, n)
+            self._data = pattern_bytes(key, n, values)
             return
         isz = key[1] // 8
         self.strides, self._elements, self._start = layout_plan(self.shape, layout)
         if layout == "broadcast":
             m = math.prod(self.shape[1:])
-            logical = pattern_bytes(key, m) * self.shape[0]
+            logical = pattern_bytes(key, m, values) * self.shape[0]
         else:
-            logical = pattern_bytes(key, n)
+            logical = pattern_bytes(key, n, values)
         buf = bytearray(self._elements * isz)
         for i, idx in enumerate(itertools.product(*(range(s) for s in self.shape))):
             at = (self._start + sum(a * b for a, b in zip(idx, self.strides))) * isz
@@ -417,15 +417,15 @@ class Adapter:
         return notes
 
     # -- sources ---------------------------------------------------------------------------
-    def _source(self, shape, key, layout):
+    def _source(self, shape, key, layout, values="plain"):
         """A validator-made CPU array of the pattern: NumPy for the dtypes NumPy exports, else
         the ctypes Source; a zero-size one always the Source, whose data is NULL as LAYOUT-10
         asks (NumPy's is not, and a package that keeps the pointer would be judged on it)."""
         shape = tuple(int(s) for s in shape)
         if math.prod(shape) and self._numpy_exports(key):
             L = self._np
-            return L.lay_out(L.logical(key, shape), layout, key)
-        return Source(shape, key, layout)
+            return L.lay_out(L.logical(key, shape, values), layout, key, values)
+        return Source(shape, key, layout, values)
 
     def _numpy_exports(self, key):
         """NumPy is importable, has ``key`` and exports it (NumPy before 1.25 refuses bool)."""
@@ -471,7 +471,11 @@ class Adapter:
     def devices(self):
         return [(KDLCPU, 0)]
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    # to_bytes reads the array through its own export: no reading independent of it (the
+    # producer cases' edge-value check, cases/python/input.cpp).
+    reads_through_export = True
+
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         key, shape = tuple(dtype_key), tuple(int(s) for s in shape)
         if tuple(device) != (KDLCPU, 0):
             raise NotImplementedError(f"generic mode makes arrays on the CPU only, not {tuple(device)}")
@@ -481,15 +485,35 @@ class Adapter:
         why = self._refusal(key)
         if why:
             raise NotImplementedError(why)
-        src = self._source(shape, key, layout)
+        src = self._source(shape, key, layout, values)
         try:
             array = self._import(src)
         except Exception as e:  # noqa: BLE001 - the package's refusal, quoted
             raise NotImplementedError(f"{self.where} refuses a {layout} {_dtype_text(key)} array of shape "
                                       f"{shape}: {_describe(e)}") from None
+        if values != "plain":
+            self._check_values(array, shape, key, layout, values)
         if layout != "contiguous" and math.prod(shape) > 1:
             self._check_layout(array, shape, self._source_strides(src), layout)
         return array
+
+    def _check_values(self, array, shape, key, layout, values):
+        """The package's array is its import of the validator's source, and generic mode reads it
+        only through its export: where that export does not show the source's values, an
+        import that lost them and an export that misdescribes them look the same. Such an array
+        is not handed to a producer case (python.input.consumer.*.edge judge the import)."""
+        n = math.prod(shape)
+        want = (pattern_bytes(key, math.prod(shape[1:]), values) * shape[0] if layout == "broadcast" and shape
+                else pattern_bytes(key, n, values))
+        try:
+            got = inspect_export(array)
+        except Exception:  # noqa: BLE001 - the case's own export judges this
+            return
+        if got != want:
+            raise NotImplementedError(
+                f"the package's {_dtype_text(key)} array imported from {values} values does not show them through "
+                "its export: generic mode cannot tell a lossy import from a wrong export (python.input.consumer.*."
+                f"{values} judge the import)")
 
     def _check_layout(self, array, shape, want, layout):
         """A copy would make the package's array compact: it must not be judged on strides it

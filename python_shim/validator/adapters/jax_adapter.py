@@ -33,7 +33,7 @@ class Adapter:
     def devices(self):
         return [(1, 0)]
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         if tuple(device) != (1, 0):
             raise NotImplementedError(f"this adapter places JAX arrays on the CPU only, not {tuple(device)}")
         key = tuple(dtype_key)
@@ -47,7 +47,7 @@ class Adapter:
         # and JAX then answers some requests differently (it accepts stream=1 on such arrays and
         # refuses it on its own), which would make verdicts depend on an address.
         with jax.default_device(self._cpu):
-            return jnp.array(L.logical(key, shape), copy=True)
+            return jnp.array(L.logical(key, shape, values), copy=True)
 
     def cpu_device(self):
         return self._cpu

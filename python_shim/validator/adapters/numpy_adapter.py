@@ -42,7 +42,7 @@ class Adapter:
     def devices(self):
         return [(1, 0)]
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         if tuple(device) != (1, 0):
             raise NotImplementedError(f"numpy arrays live on the CPU only, not {tuple(device)}")
         key = tuple(dtype_key)
@@ -52,7 +52,7 @@ class Adapter:
                 why = (f" (ml_dtypes has it, but NumPy {np.__version__} has no np.dtypes.register_dlpack_dtype "
                        "to exchange it: numpy PR 31256, NumPy 2.5)")
             raise NotImplementedError(f"numpy has no DLPack-exchangeable dtype for (code, bits) {key}{why}")
-        a = L.lay_out(L.logical(key, shape), layout, key)
+        a = L.lay_out(L.logical(key, shape, values), layout, key, values)
         if read_only:
             a.flags.writeable = False
         return a

@@ -55,7 +55,7 @@ class Adapter:
     def devices(self):
         return [] if self.unavailable else [(1, 0)]
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         key = tuple(dtype_key)
         if tuple(device) != (1, 0):
             raise NotImplementedError(f"the onnxruntime adapter allocates on the CPU only, not {tuple(device)}")
@@ -66,7 +66,7 @@ class Adapter:
         if read_only:
             raise NotImplementedError("OrtValues have no read-only flag")
         shape = [int(s) for s in shape]
-        raw = np.frombuffer(pattern_bytes(key, math.prod(shape)), dtype=f"u{key[1] // 8}").reshape(shape)
+        raw = np.frombuffer(pattern_bytes(key, math.prod(shape), values), dtype=f"u{key[1] // 8}").reshape(shape)
         dev = C.OrtDevice(C.OrtDevice.cpu(), C.OrtDevice.default_memory(), 0)
         v = C.OrtValue.ortvalue_from_shape_and_onnx_type(shape, _ONNX[key], dev)
         v.update_inplace(np.ascontiguousarray(raw))

@@ -24,9 +24,9 @@ for _key, _name in {(1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
         _DTYPES[_key] = getattr(torch, _name)
 
 
-def _logical(dtype_key, shape, dt, device):
+def _logical(dtype_key, shape, dt, device, values="plain"):
     n = math.prod(shape)
-    raw = bytearray(pattern_bytes(dtype_key, n))
+    raw = bytearray(pattern_bytes(dtype_key, n, values))
     flat = torch.frombuffer(raw, dtype=dt) if n else torch.empty(0, dtype=dt)
     return flat.reshape(shape).clone().to(device)
 
@@ -55,7 +55,7 @@ class Adapter:
             return torch.device("cuda", device[1])
         raise NotImplementedError(f"this torch cannot allocate on device {device}")
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         dt = _DTYPES.get(tuple(dtype_key))
         if dt is None:
             raise NotImplementedError(f"torch has no dtype for DLPack (code, bits) {tuple(dtype_key)}")
@@ -63,7 +63,7 @@ class Adapter:
             raise NotImplementedError("torch tensors have no read-only flag")
         dev = self._device(device)
         shape = tuple(int(s) for s in shape)
-        logical = _logical(dtype_key, shape, dt, dev)
+        logical = _logical(dtype_key, shape, dt, dev, values)
         if layout == "contiguous":
             return logical
         if not shape:
@@ -83,7 +83,7 @@ class Adapter:
         if layout == "reversed":
             raise NotImplementedError("torch tensors cannot have negative strides")
         if layout == "broadcast":
-            return _logical(dtype_key, shape[1:], dt, dev).expand(shape)
+            return _logical(dtype_key, shape[1:], dt, dev, values).expand(shape)
         raise NotImplementedError(f"unknown layout {layout!r}")
 
     def current_stream(self, device):

@@ -39,7 +39,7 @@ class Adapter(L.NumpyBacked):
             return None  # the pattern's bfloat16 values come from ml_dtypes
         return getattr(wp, name, None) if name else None
 
-    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False):
+    def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         shape = tuple(int(s) for s in shape)
         if not shape:
             raise NotImplementedError("Warp has no 0-d arrays (a scalar becomes shape (1,))")
@@ -47,7 +47,7 @@ class Adapter(L.NumpyBacked):
             raise NotImplementedError(f"Warp arrays have at most {_MAX_DIMS} dimensions, not {len(shape)}")
         if tuple(dtype_key) == (4, 16) and hasattr(wp, "bfloat16") and self._dtype((4, 16)) is None:
             raise NotImplementedError("the warp adapter makes bfloat16 arrays from ml_dtypes' bfloat16 (not installed)")
-        return super().make(shape, dtype_key, device, layout, read_only)
+        return super().make(shape, dtype_key, device, layout, read_only, values)
 
     def _wrap(self, a, key, device):
         # Contiguous arrays are Warp's own (a copy into memory Warp allocates, or none at all for

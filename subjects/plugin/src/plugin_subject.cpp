@@ -101,7 +101,10 @@ class PluginSubject final : public Subject {
       t_not_sent_why = fmt::format(
           "the request carries {} (bits {:#x}), which the plugin does not declare among the requests it "
           "understands (dlpv_request_flags, include/dlpack_validate/plugin.h), so it was not sent",
-          (unknown & DLPV_REQ_NO_COPY) ? "DLPV_REQ_NO_COPY (copy=False)" : "a request bit", unknown);
+          (unknown & DLPV_REQ_NO_COPY)      ? "DLPV_REQ_NO_COPY (copy=False)"
+          : (unknown & DLPV_REQ_EDGE_VALUES) ? "DLPV_REQ_EDGE_VALUES (the edge pattern)"
+                                             : "a request bit",
+          unknown);
     return !t_not_sent;
   }
 
@@ -189,6 +192,9 @@ std::unique_ptr<Subject> load_plugin_subject(const std::string& path, int index)
   if (!(understood & DLPV_REQ_NO_COPY))
     info.notes.push_back("declares no DLPV_REQ_NO_COPY (dlpv_request_flags): copy=False is never asked of it, and "
                          "its copy=False cases are skips");
+  if ((table->export_versioned || table->export_legacy) && !(understood & DLPV_REQ_EDGE_VALUES))
+    info.notes.push_back("declares no DLPV_REQ_EDGE_VALUES (dlpv_request_flags): its exports are never asked for "
+                         "the edge pattern, and producer.input's edge-value cases are skips");
   if (info.legacy_only())
     info.notes.push_back(fmt::format(
         "declares DLPack {}: a legacy-only implementation (no versioned struct, no flags); "

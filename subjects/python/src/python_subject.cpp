@@ -139,16 +139,25 @@ PythonSubject::~PythonSubject() {
 }
 
 py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dtype,
-                               const std::string& layout, bool read_only, std::optional<DLDevice> device) {
+                               const std::string& layout, bool read_only, std::optional<DLDevice> device,
+                               int values) {
   if (dtype.lanes != 1) throw NotImplemented{"vector dtypes (lanes > 1) have no Python array form"};
   if (!unavailable_.empty()) throw NotImplemented{unavailable_};
   const DLDevice where = device.value_or(home_);
   py::tuple shp(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) shp[i] = shape[i];
+  const bool edge = values == DLPV_VALUES_EDGE;
+  if (edge && !make_takes_values()) {
+    throw NotImplemented{"the adapter's make() takes no values= keyword (the adapter protocol's edge pattern, "
+                         "docs/adapters.md): this adapter cannot be asked for edge values"};
+  }
   try {
-    py::object x = adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
-                                         py::make_tuple(static_cast<int>(where.device_type), where.device_id), layout,
-                                         py::arg("read_only") = read_only);
+    py::object x = edge ? adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
+                                                py::make_tuple(static_cast<int>(where.device_type), where.device_id),
+                                                layout, py::arg("read_only") = read_only, py::arg("values") = "edge")
+                        : adapter_.attr("make")(shp, py::make_tuple(dtype.code, dtype.bits),
+                                                py::make_tuple(static_cast<int>(where.device_type), where.device_id),
+                                                layout, py::arg("read_only") = read_only);
     // An array the package cannot export at all (no __dlpack__: PyArrow's Tensor before 26, a
     // consumer-only library) is a fact about the package's arrays, not a refusal to judge.
     if (!py::hasattr(x, "__dlpack__"))
@@ -163,6 +172,22 @@ py::object PythonSubject::make(const std::vector<int64_t>& shape, DLDataType dty
                                        device_name(where), describe(e))};
     throw;
   }
+}
+
+bool PythonSubject::make_takes_values() {
+  if (!make_takes_values_) {
+    bool takes = false;
+    try {
+      const py::object params = py::module_::import("inspect").attr("signature")(adapter_.attr("make")).attr("parameters");
+      takes = params.contains("values");
+      for (const py::handle p : params.attr("values")())
+        takes = takes || p.attr("kind").cast<int>() == 4;  // **kwargs (inspect.Parameter.VAR_KEYWORD)
+    } catch (py::error_already_set&) {
+      takes = false;  // no signature to read (a builtin): not asked
+    }
+    make_takes_values_ = takes;
+  }
+  return *make_takes_values_;
 }
 
 py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
@@ -228,12 +253,14 @@ void PythonSubject::after_case() {
 // a plain host request), or while reuse_sources is on, the previous one for the same request.
 py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<int64_t>& shape) {
   const DLDevice where = case_device(*this, req.device);
-  if (!reuse_) return make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
+  if (!reuse_) return make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where,
+                (req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN);
   const std::string key = fmt::format("{} {} {} {} {}:{}", shape_text(shape),
                                       dtype_name(req.dtype), layout_name(req.layout), req.flags,
                                       static_cast<int>(where.device_type), where.device_id);
   if (source_ && key == source_key_) return source_;
-  source_ = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where);
+  source_ = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where,
+                (req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN);
   source_key_ = key;
   return source_;
 }

@@ -32,6 +32,7 @@ typedef struct Export {
 static const std::thread::id g_zoo_loading_thread = std::this_thread::get_id();
 static int on_loading_thread(void) { return std::this_thread::get_id() == g_zoo_loading_thread; }
 #include "../../zoo/zoo_bug.h"
+#include "../../fixtures/narrow_values.h"  // export_narrow_values, import_narrow_values
 
 namespace {
 
@@ -220,7 +221,8 @@ M* new_managed(const Array& a, bool copy) {
   ctx->shape = a.shape;
   ctx->strides = a.strides;
   DLTensor& t = m->dl_tensor;
-  if (copy) {
+  // export_narrow_values: every CPU export of a byte-sized dtype goes out as such a copy.
+  if (copy || (bug("export_narrow_values") && a.device_type == kDLCPU && a.dtype.bits % 8 == 0)) {
     // A compact copy of the logical elements.
     const size_t es = itemsize(a);
     int64_t n = 1;
@@ -236,6 +238,10 @@ M* new_managed(const Array& a, bool copy) {
         idx[i] = 0;
       }
     }
+    // export_narrow_values: the copy keeps what a path that never saw a large or special
+    // value keeps (narrow_values.h): the small numbers pass, the edge values do not.
+    if (bug("export_narrow_values"))
+      for (int64_t k = 0; k < n; ++k) dlpv_fixture_narrow_element(a.dtype, nb->data + k * static_cast<int64_t>(es));
     int64_t acc = 1;
     for (size_t i = a.shape.size(); i-- > 0;) { ctx->strides[i] = acc; acc *= a.shape[i]; }
     ctx->keep = nb;
@@ -317,14 +323,16 @@ py::object make_capsule(void* p, const char* name, bool versioned) {
 }
 
 // The zoo's producer bug on an export just built: the request as the zoo names it (copy=True
-// copy, copy=False no_copy, a read-only array read_only, else plain) and the layout the array
-// was made in (an imported array's, as its strides show it).
+// copy, copy=False no_copy, a read-only array read_only, else plain), the layout the array
+// was made in (an imported array's, as its strides show it), and edge values where element 0
+// holds the edge pattern's (the array does not remember what make() was asked).
 void zoo_export(const Array& a, const py::object& copy, DLTensor* t, uint64_t* flags, Ctx* ctx) {
   if (!g_zoo.on) return;
   DLPVRequest r{};
   r.struct_size = sizeof r;
   r.flags = !copy.is_none() ? (copy.cast<bool>() ? DLPV_REQ_COPY : DLPV_REQ_NO_COPY)
             : a.read_only   ? DLPV_REQ_READ_ONLY : 0u;
+  if (zoo_holds_edge(t)) r.flags |= DLPV_REQ_EDGE_VALUES;
   r.layout = static_cast<uint32_t>(a.layout >= 0 ? a.layout : layout_code(zoo_layout_name(t)));
   zoo_after_export(&r, t, flags, &ctx->zoo);
 }
@@ -439,6 +447,8 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
       m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
     if (do_copy && !bug("copy_false_copies")) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
     if (do_copy && bug("copy_false_copies")) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    // export_undefined_flag: every versioned export carries bit 7, which no DLPack version defines.
+    if (bug("export_undefined_flag")) m->flags |= uint64_t{1} << 7;
     if (bug("deleter_needs_interpreter")) {
       static_cast<Ctx*>(m->manager_ctx)->owner = self_obj.ptr();
       Py_INCREF(self_obj.ptr());
@@ -758,8 +768,15 @@ py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   // array sees it, its re-export included (generic mode reads nothing else); under copy=False it
   // must alias, and only the library's own read (to_bytes, the adapter's route) misreads.
   const bool misread = zoo && zoo_kind("elements");
-  const bool private_copy = copy_here || (misread && (copy.is_none() || copy.cast<bool>()));
+  // import_narrow_values: a private copy where one is allowed, which keeps what a path that
+  // never saw a large or special value keeps (narrow_values.h).
+  const bool narrow = bug("import_narrow_values") && (copy.is_none() || copy.cast<bool>()) && seen.dtype.bits % 8 == 0 &&
+                      seen.dtype.lanes == 1;
+  const bool private_copy = copy_here || narrow || (misread && (copy.is_none() || copy.cast<bool>()));
   std::shared_ptr<Array> out = wrap(seen, flags, std::move(release), private_copy);
+  if (narrow && private_copy)
+    for (int64_t k = 0; k < elements; ++k)
+      dlpv_fixture_narrow_element(out->dtype, element0(*out) + k * static_cast<int64_t>(itemsize(*out)));
   if (misread && private_copy) *element0(*out) ^= 0x5A;
   else out->zoo_flip = misread;
   return array_object(std::move(out));

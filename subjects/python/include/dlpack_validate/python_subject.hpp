@@ -90,10 +90,12 @@ class PythonSubject final : public Subject {
   const Facts& facts() const { return facts_; }
   const std::string& spec() const { return spec_; }
   /// adapter.make(...) on `device`, or on the home device when none is given;
-  /// NotImplementedError -> throws NotImplemented with the text.
+  /// NotImplementedError -> throws NotImplemented with the text. `values` DLPV_VALUES_EDGE asks
+  /// for the edge pattern (make's values="edge"): an adapter whose make() takes no values=
+  /// keyword (one written before it) cannot be asked, a NotImplemented that says so.
   py::object make(const std::vector<int64_t>& shape, DLDataType dtype,
                   const std::string& layout = "contiguous", bool read_only = false,
-                  std::optional<DLDevice> device = std::nullopt);
+                  std::optional<DLDevice> device = std::nullopt, int values = DLPV_VALUES_PLAIN);
   /// The first device the adapter declares (devices()): where the Python-protocol cases make
   /// their arrays and label their load checks' tensors. The CPU when the adapter declares none.
   DLDevice home_device() const override { return home_; }
@@ -131,6 +133,8 @@ class PythonSubject final : public Subject {
   py::object adapter_;
   DLDevice home_{kDLCPU, 0};
   bool reuse_ = false;       ///< reuse_sources(): the last export's source array is exported again
+  std::optional<bool> make_takes_values_;  ///< adapter.make has a values= keyword (read once)
+  bool make_takes_values();
   std::string source_key_;   ///< the request that made source_
   py::object source_;
   std::string unavailable_;  ///< why nothing can be exercised (the adapter declares no device)

@@ -398,26 +398,6 @@ static inline void dlpv__store_le(uint64_t value, unsigned nbytes, unsigned char
   for (k = 0; k < nbytes; ++k) dst[k] = (unsigned char)(value >> (8u * k));
 }
 
-/* Store element i (all lanes; lane j holds pattern element i*lanes + j) at dst. Only for
- * byte-addressable dtypes (bits % 8 == 0). */
-static inline void dlpv_pattern_store(DLDataType dtype, int64_t i, void* dst) {
-  unsigned char* out = (unsigned char*)dst;
-  unsigned lanes = dtype.lanes ? dtype.lanes : 1u;
-  unsigned lane;
-  for (lane = 0; lane < lanes; ++lane) {
-    int64_t li = i * (int64_t)lanes + (int64_t)lane;
-    if (dlpv__is_complex(dtype.code)) {
-      unsigned half = dtype.bits / 16u; /* bytes per part */
-      dlpv__store_le(dlpv__encode_bits(dtype, li, 0), half, out);
-      dlpv__store_le(dlpv__encode_bits(dtype, li, 1), half, out + half);
-      out += 2u * half;
-    } else {
-      dlpv__store_le(dlpv__encode_bits(dtype, li, 0), dtype.bits / 8u, out);
-      out += dtype.bits / 8u;
-    }
-  }
-}
-
 /* ---------------------------------------------------------------------------------------
  * The edge pattern (DLPV_REQ_EDGE_VALUES; the input space's values axis)
  *
@@ -512,6 +492,29 @@ static inline uint64_t dlpv__edge_bits(DLDataType dtype, int64_t i, int imag) {
   }
 }
 
+/* Store element i (all lanes; lane j holds pattern element i*lanes + j) at dst, from the small
+ * numbers or, `edge`, the edge pattern above. Only for byte-addressable dtypes (bits % 8 == 0). */
+static inline void dlpv__store_values(DLDataType dtype, int64_t i, void* dst, int edge) {
+  unsigned char* out = (unsigned char*)dst;
+  unsigned lanes = dtype.lanes ? dtype.lanes : 1u;
+  unsigned lane;
+  for (lane = 0; lane < lanes; ++lane) {
+    int64_t li = i * (int64_t)lanes + (int64_t)lane;
+    if (dlpv__is_complex(dtype.code)) {
+      unsigned half = dtype.bits / 16u; /* bytes per part */
+      dlpv__store_le(edge ? dlpv__edge_bits(dtype, li, 0) : dlpv__encode_bits(dtype, li, 0), half, out);
+      dlpv__store_le(edge ? dlpv__edge_bits(dtype, li, 1) : dlpv__encode_bits(dtype, li, 1), half, out + half);
+      out += 2u * half;
+    } else {
+      dlpv__store_le(edge ? dlpv__edge_bits(dtype, li, 0) : dlpv__encode_bits(dtype, li, 0), dtype.bits / 8u, out);
+      out += dtype.bits / 8u;
+    }
+  }
+}
+
+/* Store element i of the small numbers (all lanes) at dst. Only for byte-addressable dtypes. */
+static inline void dlpv_pattern_store(DLDataType dtype, int64_t i, void* dst) { dlpv__store_values(dtype, i, dst, 0); }
+
 /* Bytes needed for n elements stored compactly (packed for sub-byte dtypes). */
 static inline size_t dlpv_pattern_nbytes(DLDataType dtype, int64_t n) {
   uint64_t lanes = dtype.lanes ? dtype.lanes : 1u;
@@ -548,24 +551,7 @@ static inline size_t dlpv_pattern_fill(DLDataType dtype, int64_t n, void* dst) {
  * (the edge pattern above; the small numbers for a dtype without an edge table). Only for
  * byte-addressable dtypes (bits % 8 == 0). */
 static inline void dlpv_pattern_store_values(DLDataType dtype, int64_t i, void* dst, int values) {
-  unsigned char* out = (unsigned char*)dst;
-  unsigned lanes = dtype.lanes ? dtype.lanes : 1u, lane;
-  if (values != DLPV_VALUES_EDGE || !dlpv_pattern_has_edge(dtype)) {
-    dlpv_pattern_store(dtype, i, dst);
-    return;
-  }
-  for (lane = 0; lane < lanes; ++lane) {
-    int64_t li = i * (int64_t)lanes + (int64_t)lane;
-    if (dtype.code == DLPV_CODE_COMPLEX) {
-      unsigned half = dtype.bits / 16u;
-      dlpv__store_le(dlpv__edge_bits(dtype, li, 0), half, out);
-      dlpv__store_le(dlpv__edge_bits(dtype, li, 1), half, out + half);
-      out += 2u * half;
-    } else {
-      dlpv__store_le(dlpv__edge_bits(dtype, li, 0), dtype.bits / 8u, out);
-      out += dtype.bits / 8u;
-    }
-  }
+  dlpv__store_values(dtype, i, dst, values == DLPV_VALUES_EDGE && dlpv_pattern_has_edge(dtype));
 }
 
 /* dlpv_pattern_fill for `values` (dlpv_pattern_store_values). */

@@ -271,9 +271,10 @@ void producer_input(CaseContext& ctx) {
     } catch (const PythonSubject::NotImplemented& n) {
       ctx.skip("the package cannot make " + with_article(p.at("dtype")) + " " + layout + " array here: " + n.reason);
     }
-    const std::string made = with_article(fmt::format("{} {} array of {} elements holding edge values", p.at("dtype"),
-                                                      layout, element_count(dims)));
-    if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), made);
+    const std::string what = with_article(fmt::format("{} {} array of {} elements{}{}", p.at("dtype"), layout,
+                                                      element_count(dims), values ? " holding edge values" : "",
+                                                      other_thread ? ", exported on another thread" : ""));
+    if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), what);
     const py::dict kw = newest_kwargs(ps);
     ctx.phase("export");
     Call a, b;
@@ -281,9 +282,6 @@ void producer_input(CaseContext& ctx) {
       a = call_dlpack(x, kw);
       if (again) b = call_dlpack(x, kw);
     });
-    const std::string what = with_article(fmt::format("{} {} array of {} elements{}{}", p.at("dtype"), layout,
-                                                      element_count(dims), values ? " holding edge values" : "",
-                                                      other_thread ? ", exported on another thread" : ""));
     if (a.raised) ctx.skip("__dlpack__ refused " + what + ": " + a.text + " (python.request.* and "
                            "producer.tensor.* judge refusals)");
     ctx.phase("inspect");
@@ -305,10 +303,7 @@ void producer_input(CaseContext& ctx) {
     // producer.flags.defined_bits judges float32 3x4), on every input.
     if (capsule_name(a.value) == "dltensor_versioned") {
       const auto* m = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(a.value));
-      const uint64_t defined = (m->version.major == 1 && m->version.minor >= 1) ? 0x7u : 0x3u;
-      ctx.check_as(Severity::should, (m->flags & ~defined) == 0, "FLAG-01",
-                   fmt::format("flags use only bits defined for DLPack {}.{}: {}", m->version.major, m->version.minor, what),
-                   fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", m->flags));
+      cases::check_defined_flags(ctx, m->version, m->flags, what);
     }
     const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout), values);
     ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",

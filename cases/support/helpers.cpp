@@ -55,12 +55,12 @@ bool gather_export(const Exported& e, std::vector<uint8_t>& out, std::string& wh
   return gather_elements(e.tensor(), out, why, padded);
 }
 
-void check_defined_flags(CaseContext& ctx, const Exported& e) {
-  const uint64_t flags = e.v->flags;
-  const DLPackVersion v = e.v->version;
+void check_defined_flags(CaseContext& ctx, const Exported& e) { check_defined_flags(ctx, e.v->version, e.v->flags); }
+
+void check_defined_flags(CaseContext& ctx, DLPackVersion v, uint64_t flags, const std::string& what) {
   const uint64_t defined = (v.major == 1 && v.minor >= 1) ? 0x7u : 0x3u;
   ctx.check_as(Severity::should, (flags & ~defined) == 0, "FLAG-01",
-               fmt::format("flags use only bits defined for DLPack {}.{}", v.major, v.minor),
+               fmt::format("flags use only bits defined for DLPack {}.{}{}", v.major, v.minor, what.empty() ? "" : ": " + what),
                fmt::format("flags & ~{:#x} == 0", defined), fmt::format("flags = {:#x}", flags));
 }
 

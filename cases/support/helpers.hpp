@@ -72,6 +72,9 @@ void export_inspect_release(CaseContext& ctx);
 
 /// FLAG-01 (SHOULD) on a versioned export: no flag bit beyond those its version defines.
 void check_defined_flags(CaseContext& ctx, const Exported& e);
+/// The same for a versioned struct's version and flags read elsewhere (a Python capsule's);
+/// `what`, when given, names the export in the message.
+void check_defined_flags(CaseContext& ctx, DLPackVersion v, uint64_t flags, const std::string& what = "");
 
 /// The requirement ids a well-formed export of `dtype` (and shape, layout, kind) rests on: the
 /// dtype's own rule first, then the layout, device and version rules.

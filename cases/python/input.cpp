@@ -4,7 +4,8 @@
 //   dtype   float32, int16, uint8, float64, bool, complex64, bfloat16
 //   layout  contiguous, fortran, strided, offset (byte_offset), reversed (a negative stride),
 //           broadcast (a zero stride)
-//   size    scalar (0-d), small (2x3x4), k (32x64: 2,048 elements), m (16x16x64x64: 1 Mi, rank 4)
+//   size    scalar (0-d), small (2x3x4), k (32x64: 2,048 elements), m (16x16x64x64: 1 Mi, rank 4);
+//           (producer, added by Declare::widen after the ids were published) row (24: rank 1)
 //   align   (consumer) the data 256, 64 or 16 bytes past a 256-byte boundary, or 1 (odd)
 //   thread  the loading thread, or another thread (holding the GIL as any Python thread does)
 //   repeat  once, or again (consumer: a second import of the same spec while the first lives,
@@ -13,6 +14,9 @@
 //           numbers) edge: each dtype's extremes and special values (plugin.h's edge pattern);
 //           a producer's adapter makes them when its make() takes values= (else a skip that
 //           names the adapter)
+//   source  (producer, an extension) read_only: a read-only array, exported without a copy with
+//           READ_ONLY set (FLAG-02, should) or as a copy (IS_COPIED); a legacy-only package's
+//           refusal (no flag can carry it) is a skip that quotes it
 // Consumer side: from_dlpack of a validator-made tensor reads its values (LAYOUT-01: "the data
 // ... must be interpreted" through shape, strides and byte_offset) and deletes it once after the
 // result dies (DEL-02). A refusal is the consumer's right for an optional element type or
@@ -41,21 +45,6 @@ namespace {
 uint32_t layout_of(const std::string& layout) {
   const std::optional<uint32_t> l = layout_from_name(layout);
   return l ? *l : static_cast<uint32_t>(DLPV_LAYOUT_CONTIGUOUS);
-}
-
-// Run `f` on the loading thread or on a thread of its own (which takes the GIL, as any Python
-// thread does), and wait for it.
-template <class F>
-void on_thread(bool other, F&& f) {
-  if (!other) {
-    f();
-    return;
-  }
-  py::gil_scoped_release nogil;
-  input_space::run_elsewhere([&] {
-    py::gil_scoped_acquire gil;
-    f();
-  });
 }
 
 using input_space::Input;
@@ -171,56 +160,6 @@ std::string dims_text(const std::vector<int64_t>& d) {
   return out + (d.size() == 1 ? ",)" : ")");
 }
 
-// DEL-01 on every input: fresh arrays like this one, each exported as the case's export was,
-// taken as a consumer takes it and released by its deleter, must not grow the heap with the
-// cycles (judge_growth_by, the plugin route's judgement). A fresh array each cycle: a deleter
-// that frees nothing keeps a large array's whole buffer (seen within a few cycles) and its own
-// bookkeeping of a small one (seen over 2,000). What making the arrays alone grows the heap by is
-// measured over as many cycles and taken off: a library whose array making keeps memory (dpnp's
-// SYCL runtime, about 50 bytes a bool offset array) is not charged with a leak of its deleter.
-// The cycles run on the thread the case exported on; each reading is settled first
-// (Subject::settle, the adapter's synchronize()). Memory a library allocates outside malloc
-// (TensorFlow's and MLX's buffers) does not show in the heap, so there a leak cannot be seen.
-void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::vector<int64_t>& dims, DLDataType dtype,
-               const std::string& layout, bool other_thread, int values, const std::string& what) {
-  ctx.phase("deleter", "DEL-01");
-  const int cycles = cases::leak_cycles_for(element_count(dims), element_bytes(dtype));
-  const int warmup = std::clamp(cycles / 4, 1, 100);
-  std::string left;  // the type of an exception a deleter left set (DEL-09), once
-  auto growth = [&](int n, bool exported) {
-    size_t before = 0;
-    on_thread(other_thread, [&] {
-      for (int i = 0; i < warmup + n; ++i) {
-        if (i == warmup) {
-          gc_collect(ctx);
-          ps.settle();
-          before = heap_in_use();
-        }
-        py::object y = ps.make(dims, dtype, layout, false, std::nullopt, values);
-        if (!exported) continue;
-        Taken t = export_taken(ctx, ps, y);
-        t.release();
-        // The deleter runs here as a consumer runs it, with the GIL held: an exception it leaves
-        // set is DEL-09's finding, taken off before the next call into Python (and before the
-        // next case: no verdict may depend on the case before it).
-        if (PyObject* pending = PyErr_Occurred()) {
-          if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
-          PyErr_Clear();
-        }
-      }
-    });
-    gc_collect(ctx);
-    ps.settle();
-    return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
-  };
-  cases::judge_growth_by(ctx, cycles, "DEL-01",
-                         "export/delete cycles of fresh arrays like " + what + ", beyond what making them grows it by",
-                         [&](int n) { return growth(n, true) - growth(n, false); });
-  if (!left.empty())
-    ctx.check_as(Severity::should, false, "DEL-09", "a deleter run by the validator in the leak loop left a Python "
-                 "exception set", "none", left);
-}
-
 // An array asked to hold the edge pattern may not hold it: a package whose constructor flushes
 // subnormals or converts through another type makes other values, and an export that describes
 // them is right (LAYOUT-07 asks that it describe the array's values). Where the adapter reads
@@ -255,6 +194,7 @@ void producer_input(CaseContext& ctx) {
     const std::string layout = p.at("layout");
     const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
     const int values = input_space::edge_values(p) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
+    const bool read_only = p.count("source") && p.at("source") == "read_only";
     // The values are read where they are: host memory, or a device's through its runtime (CUDA's
     // driver, a SYCL runtime's USM copies) when the validator can reach it.
     const int home = static_cast<int>(ps.home_device().device_type);
@@ -267,12 +207,14 @@ void producer_input(CaseContext& ctx) {
                ": the values of its exports cannot be read here" + (unreachable.empty() ? "" : " (" + unreachable + ")"));
     py::object x;
     try {
-      x = ps.make(dims, dtype, layout, false, std::nullopt, values);
+      x = ps.make(dims, dtype, layout, read_only, std::nullopt, values);
     } catch (const PythonSubject::NotImplemented& n) {
-      ctx.skip("the package cannot make " + with_article(p.at("dtype")) + " " + layout + " array here: " + n.reason);
+      ctx.skip("the package cannot make " + with_article((read_only ? "read-only " : "") + p.at("dtype")) + " " +
+               layout + " array here: " + n.reason);
     }
-    const std::string what = with_article(fmt::format("{} {} array of {} elements{}{}", p.at("dtype"), layout,
-                                                      element_count(dims), values ? " holding edge values" : "",
+    const std::string what = with_article(fmt::format("{}{} {} array of {} elements{}{}", read_only ? "read-only " : "",
+                                                      p.at("dtype"), layout, element_count(dims),
+                                                      values ? " holding edge values" : "",
                                                       other_thread ? ", exported on another thread" : ""));
     if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), what);
     const py::dict kw = newest_kwargs(ps);
@@ -304,6 +246,11 @@ void producer_input(CaseContext& ctx) {
     if (capsule_name(a.value) == "dltensor_versioned") {
       const auto* m = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(a.value));
       cases::check_defined_flags(ctx, m->version, m->flags, what);
+      // A read-only array lent without a copy: READ_ONLY (a copy is the consumer's to write, FLAG-09).
+      if (read_only && !(m->flags & DLPACK_FLAG_BITMASK_IS_COPIED))
+        ctx.check_as(Severity::should, (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+                     "an export of a read-only array without a copy carries READ_ONLY: " + what, "bit 0 set",
+                     fmt::format("flags = {:#x}", m->flags));
     }
     const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout), values);
     ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
@@ -312,7 +259,8 @@ void producer_input(CaseContext& ctx) {
       a = Call();
       x = py::none();
       gc_collect(ctx);
-      leak_loop(ctx, ps, dims, dtype, layout, other_thread, values, what);
+      leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, newest_kwargs(ps),
+              other_thread, element_count(dims), element_bytes(dtype), what);
       return;
     }
     if (b.raised) {
@@ -332,23 +280,27 @@ void producer_input(CaseContext& ctx) {
     a = Call();
     x = py::none();
     gc_collect(ctx);
-    leak_loop(ctx, ps, dims, dtype, layout, other_thread, values, what);
+    leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, newest_kwargs(ps),
+              other_thread, element_count(dims), element_bytes(dtype), what);
   });
 }
 
 DLPV_CASES {
   Declare("python.input.producer", "__dlpack__ of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
           "describes its values")
-      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01", "FLAG-01"}).python()
+      .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01", "FLAG-01",
+             "FLAG-02"}).python()
       .also_needs(need::producer_protocol)
       .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
       .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
       .combine("repeat", input_space::kRepeats)
       .pairwise()
+      .widen("size", {"row"})
       .extend("values", input_space::kValues)
+      .extend("source", {"read_only"})
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
                   "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks", "export_narrow_values",
-                  "export_undefined_flag"})
+                  "export_undefined_flag", "lent_export_leaks", "no_read_only_flag"})
       .run(producer_input);
 }
 

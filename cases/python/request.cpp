@@ -13,9 +13,16 @@
 //   copy      True: never aliases (KW-03), IS_COPIED set (FLAG-05); False/None on a CPU array:
 //             aliases (KW-04/KW-05); IS_COPIED exactly when copied (FLAG-05 must, FLAG-06 should);
 //   source    a read-only source exported without a copy carries READ_ONLY (FLAG-02, should);
-//   values    the tensor's own shape, strides and byte_offset read the array's values (LAYOUT-07).
+//   values    the tensor's own shape, strides and byte_offset read the array's values (LAYOUT-07);
+//             its dtype is float32's (DTYPE-02) and its flags only defined bits (FLAG-01, should),
+//             whatever the request;
+//   deleter   an export lent without a copy (copy=False) or of a read-only source is cycled, fresh
+//             arrays exported with the same request, through the leak loop (DEL-01): a deleter
+//             that frees nothing on those paths alone shows nowhere else (python.input.producer.*
+//             cycles the default request, producer.deleter.frees_copy.* the copies).
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
+#include "support/helpers.hpp"
 
 namespace dlpv::python {
 namespace {
@@ -211,9 +218,9 @@ bool judge_refusal(CaseContext& ctx, PythonSubject& ps, const Request& r, const 
   return false;
 }
 
-// A capsule came back: its name and version stamp, whether it aliases the source, its flags, and
-// (on the CPU) the values it reads.
-void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const Call& c) {
+// A capsule came back: its name and version stamp, whether it aliases the source, its dtype and
+// flags, and (on the CPU) the values it reads. False when it is no DLPack capsule.
+bool judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const Call& c) {
   const std::string &mv = r.mv, &copy = r.copy, &tensor = r.tensor, &source = r.source, &asked = r.asked,
                     &an_array = r.an_array;
   const bool host_home = r.host_home, read_only = r.read_only;
@@ -228,7 +235,7 @@ void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const C
   if (!ctx.check(t != nullptr, "CAP-01",
                  fmt::format("__dlpack__ returns a 'dltensor' or 'dltensor_versioned' capsule; asked {}", asked),
                  "a DLPack capsule", c.what()))
-    return;
+    return false;
   if (mv == "mv_none")
     ctx.check_as(Severity::should, !versioned, "VER-06", "max_version=None gives a legacy 'dltensor' capsule",
                  "'dltensor'", "'" + name + "'");
@@ -243,6 +250,13 @@ void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const C
     ctx.check_as(Severity::should, v->version.major == own.major && v->version.minor == own.minor, "VER-07",
                  fmt::format("the version stamp is the producer's own whatever max_version asks; asked {}", asked),
                  version_text(own), version_text(v->version));
+  }
+  ctx.check(t->dtype.code == kF32.code && t->dtype.bits == kF32.bits && t->dtype.lanes == kF32.lanes, "DTYPE-02",
+            fmt::format("dtype is the DLPack encoding of the array's float32 whatever the request; asked {}", asked),
+            dtype_name(kF32), fmt::format("({}, {}, {})", t->dtype.code, t->dtype.bits, t->dtype.lanes));
+  if (versioned) {
+    const auto* v = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(c.value));
+    cases::check_defined_flags(ctx, v->version, flags, "asked " + asked);
   }
   const bool copied_flag = (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   const int64_t n = element_count(sh.dims);
@@ -277,13 +291,14 @@ void judge_export(CaseContext& ctx, PythonSubject& ps, const Request& r, const C
   }
   if (!host_home) {  // device memory is not read here (python.device.* reads it through the library)
     ctx.note("the tensor's values are not read: its data is memory of " + device_name(home));
-    return;
+    return true;
   }
   const std::string diff = data_mismatch(*t, sh.dims, kF32);
   ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
             fmt::format("the tensor's data, byte_offset, shape and strides read the array's values ({} {}); asked {}",
                         tensor, source, asked),
             "the reference pattern", diff);
+  return true;
 }
 
 void request(CaseContext& ctx) {
@@ -291,14 +306,28 @@ void request(CaseContext& ctx) {
     Request r = ask(ctx, ps);
     Call c = call_dlpack(r.x, r.kw);
     r.asked = py::str(r.kw).cast<std::string>();
-    if (!judge_refusal(ctx, ps, r, c)) judge_export(ctx, ps, r, c);
+    if (judge_refusal(ctx, ps, r, c) || !judge_export(ctx, ps, r, c)) return;
+    // A lent export (copy=False) or one of a read-only source: its own path through the deleter,
+    // cycled only when the export was right (a broken one, say a legacy struct in a versioned
+    // capsule, is already judged, and cycling it would only crash on what was found).
+    if (r.copy != "copy_false" && !(r.read_only && r.copy != "copy_true")) return;
+    for (const Check& k : ctx.checks())
+      if (k.status == Status::fail) return;
+    c = Call();
+    r.x = py::none();
+    gc_collect(ctx);
+    const std::string what = fmt::format("{} {} {}, asked {}", r.read_only ? "a read-only" : "a writable",
+                                         r.tensor, r.host_home ? "CPU array" : "array on " + device_name(r.home),
+                                         r.asked);
+    leak_loop(ctx, ps, [&] { return ps.make(r.sh.dims, kF32, r.sh.layout, r.read_only, r.home); }, r.kw, false,
+              element_count(r.sh.dims), element_bytes(kF32), what);
   });
 }
 
 DLPV_CASES {
   Declare("python.request", "__dlpack__ asked max_version, copy, dl_device and stream together answers by the spec")
       .must({"KW-05", "CAP-01", "KW-03", "KW-04", "FLAG-05", "VER-01", "DEV-05", "DEV-06", "LAYOUT-07", "STRM-04",
-             "VER-06", "VER-07", "VER-09", "KW-01", "FLAG-02", "FLAG-06"})
+             "VER-06", "VER-07", "VER-09", "KW-01", "FLAG-02", "FLAG-06", "DTYPE-02", "FLAG-01", "DEL-01"})
       .python().also_needs(need::producer_protocol)
       .combine("max_version", {"mv_none", "mv_1_0", "mv_own", "mv_1_99", "mv_2_0"})
       .combine("copy", {"copy_none", "copy_true", "copy_false"})
@@ -309,7 +338,8 @@ DLPV_CASES {
       .triples({"max_version", "copy", "dl_device", "stream"})
       .proven_by({"combo_read_only_dropped", "combo_copy_forgotten", "minor_ahead_copy_forgotten", "version_echoes_request", "stream_accepted",
                   "dl_device_ignored", "device_and_stream_ignored", "legacy_struct_named_versioned", "copy_true_aliases",
-                  "copy_false_copies", "default_copies", "none_gives_versioned"})
+                  "copy_false_copies", "default_copies", "none_gives_versioned", "copy_mislabels_dtype", "lent_export_leaks",
+                  "export_undefined_flag"})
       .run(request);
 }
 

@@ -170,6 +170,22 @@ Declare& Declare::extend(const std::string& axis, std::vector<std::string> value
   axes_.back().extension = true;
   return *this;
 }
+Declare& Declare::widen(const std::string& axis, std::vector<std::string> values) {
+  Axis* widened = nullptr;
+  for (Axis& a : axes_)
+    if (a.name == axis) widened = &a;
+  if (!widened || widened->extension) bad_declaration(info_.id, "widen(" + axis + "): no such combined axis");
+  if (values.empty()) bad_declaration(info_.id, "widen(" + axis + ") without values");
+  for (const std::string& v : values) {
+    if (v.empty() || v.find('.') != std::string::npos ||
+        std::find(widened->values.begin(), widened->values.end(), v) != widened->values.end())
+      bad_declaration(info_.id, "widen(" + axis + ") value '" + v + "'");
+    widened->values.push_back(v);
+  }
+  if (widened->values.size() > 63) bad_declaration(info_.id, "axis " + axis + " needs 1 to 63 values");
+  if (!widened->first_new) widened->first_new = widened->values.size() - values.size();
+  return *this;
+}
 Declare& Declare::pairwise() {
   pairwise_ = true;
   return *this;
@@ -469,9 +485,10 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
   // tuples: every pair of values of two different axes, and (triples()) every triple of values of
   // three of the named axes. The same axes and values always give the same cases.
   const size_t n = axes_.size();
-  std::vector<size_t> base_sizes = sizes;  // extension axes held at their implicit first value
-  for (size_t a = 0; a < n; ++a)
-    if (axes_[a].extension) base_sizes[a] = 1;
+  // The axes as first declared: extension axes held at their implicit first value, widened ones
+  // at the values they had.
+  std::vector<size_t> base_sizes = sizes;
+  for (size_t a = 0; a < n; ++a) base_sizes[a] = axes_[a].published();
   std::vector<std::vector<size_t>> groups;  // the axis tuples to cover, each of 2 or 3 axes
   for (size_t a = 0; a < n; ++a)
     for (size_t b = a + 1; b < n; ++b)
@@ -485,19 +502,19 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
       for (size_t k = j + 1; k < strong.size(); ++k) groups.push_back({strong[i], strong[j], strong[k]});
   // The cover of the axes as first declared: the same cases (and ids) as before any extend().
   std::vector<std::vector<size_t>> out = cover::greedy(base_sizes, groups);
-  // Each extension axis's own values (1..): twins of cases of that cover (the same values of the
-  // other axes, and the new value), taken greedily until the new value meets every value of every
-  // other original axis: each step takes the first case of the cover, in its order, whose values
-  // meet it for the most axes not yet met. A twin is a point the cover already found worth
-  // running, and a new value's verdict can be read against its twin's.
+  // Each value added later (an extension axis's own values 1.., a widened axis's new ones): twins
+  // of cases of that cover (the same values of the other axes, and the new value), taken greedily
+  // until the new value meets every value of every other original axis: each step takes the
+  // first case of the cover, in its order, whose values meet it for the most axes not yet met. A
+  // twin is a point the cover already found worth running, and a new value's verdict can be read
+  // against its twin's.
   const std::vector<std::vector<size_t>> base = out;
   for (size_t e = 0; e < n; ++e) {
-    if (!axes_[e].extension) continue;
-    for (size_t v = 1; v < sizes[e]; ++v) {
+    for (size_t v = axes_[e].published(); v < sizes[e]; ++v) {
       std::vector<std::vector<char>> met(n);
       size_t left = 0;
       for (size_t a = 0; a < n; ++a)
-        if (!axes_[a].extension) met[a].assign(sizes[a], 0), left += sizes[a];
+        if (!axes_[a].extension && a != e) met[a].assign(base_sizes[a], 0), left += base_sizes[a];
       std::vector<char> taken(base.size(), 0);
       while (left > 0) {
         size_t best = base.size(), best_gain = 0;
@@ -505,13 +522,13 @@ std::vector<std::vector<size_t>> Declare::value_picks() const {
           if (taken[i]) continue;
           size_t gain = 0;
           for (size_t a = 0; a < n; ++a)
-            if (!axes_[a].extension && !met[a][base[i][a]]) ++gain;
+            if (!met[a].empty() && !met[a][base[i][a]]) ++gain;
           if (gain > best_gain) best = i, best_gain = gain;
         }
         if (best == base.size()) break;  // (cannot happen: the cover holds every value of every axis)
         taken[best] = 1;
         for (size_t a = 0; a < n; ++a)
-          if (!axes_[a].extension && !met[a][base[best][a]]) met[a][base[best][a]] = 1, --left;
+          if (!met[a].empty() && !met[a][base[best][a]]) met[a][base[best][a]] = 1, --left;
         std::vector<size_t> p = base[best];
         p[e] = v;
         out.push_back(std::move(p));

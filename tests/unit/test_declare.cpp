@@ -267,3 +267,46 @@ TEST_CASE("extend: the cover of the first axes stays as it was, and the new valu
   CHECK(Registry::instance().family_of("t.ext.a3.b1.c0.edge.edge") == nullptr);
   CHECK(Registry::instance().family_of("t.ext.a3.b1") == nullptr);
 }
+
+TEST_CASE("widen: the cover keeps its cases, and each new value of an axis meets every value of the others") {
+  auto declare = [] {
+    return Declare("t.wide", "title {a} {b}").must({"LAYOUT-01"})
+        .combine("a", {"a0", "a1", "a2", "a3"}).combine("b", {"b0", "b1", "b2"}).combine("c", {"c0", "c1"})
+        .pairwise();
+  };
+  const auto before = declare().records(nothing);
+  const auto after = declare().widen("b", {"b3", "b4"}).extend("v", {"edge"}).records(nothing);
+  const auto extended = declare().extend("v", {"edge"}).records(nothing);
+  std::vector<std::string> ids;
+  for (const CaseInfo& c : after) ids.push_back(c.id);
+  for (const auto* set : {&before, &extended})  // every case before either is there, as it was
+    for (const CaseInfo& c : *set) {
+      const auto it = std::find(ids.begin(), ids.end(), c.id);
+      REQUIRE(it != ids.end());
+      CHECK(after[static_cast<size_t>(it - ids.begin())].title == c.title);
+    }
+  size_t added = 0;
+  for (const CaseInfo& c : after) {
+    const std::string& b = c.params.at("b");
+    if (b != "b3" && b != "b4") continue;
+    ++added;
+    CHECK(c.params.count("v") == 0);  // a new value's twins keep the extension's implicit value
+    CHECK(c.id.find("." + b + ".") != std::string::npos);
+    CHECK(c.title.find(b) != std::string::npos);
+  }
+  CHECK(after.size() == extended.size() + added);
+  for (const char* b : {"b3", "b4"})
+    for (const auto& [axis, n] : std::vector<std::pair<std::string, int>>{{"a", 4}, {"c", 2}})
+      for (int i = 0; i < n; ++i)
+        CHECK(std::any_of(after.begin(), after.end(), [&](const CaseInfo& c) {
+          return c.params.at("b") == b && c.params.at(axis) == axis + std::to_string(i);
+        }));
+  CHECK(added == 8);  // 4 values of a, for each of the two new values
+  // Any point is made by id, a new value's included.
+  declare().widen("b", {"b3"}).run(nothing);
+  std::vector<size_t> pick;
+  const Family* f = Registry::instance().family_of("t.wide.a2.b3.c1", &pick);
+  REQUIRE(f != nullptr);
+  CHECK(pick == std::vector<size_t>{2, 3, 1});
+  CHECK(f->id_of(pick) == "t.wide.a2.b3.c1");
+}

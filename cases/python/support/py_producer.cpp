@@ -2,6 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "py_producer.hpp"
 
+#include <algorithm>
+
+#include "support/helpers.hpp"
+
 namespace dlpv::python {
 
 // The capsule the producer gives for the newest protocol it speaks.
@@ -15,6 +19,57 @@ Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x) {
   Call c = call_dlpack(x, newest_kwargs(ps));
   if (c.raised) refused_export(ctx, "__dlpack__", c.what());
   return take(ctx, c.value, "CAP-01");
+}
+
+// DEL-01 on every export a case cycles: a fresh array each cycle, so that a deleter that frees
+// nothing keeps a large array's whole buffer (seen within a few cycles) and its own bookkeeping of
+// a small one (seen over 2,000). What making the arrays alone grows the heap by is measured over as
+// many cycles and taken off: a library whose array making keeps memory (dpnp's SYCL runtime, about
+// 50 bytes a bool offset array) is not charged with a leak of its deleter. The cycles run on the
+// thread the case exported on; each reading is settled first (Subject::settle, the adapter's
+// synchronize()). Memory a library allocates outside malloc (TensorFlow's and MLX's buffers) does
+// not show in the heap, so there a leak cannot be seen.
+void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::object()>& make, const py::dict& kw,
+               bool other_thread, long long elements, size_t element_size, const std::string& what) {
+  ctx.phase("deleter", "DEL-01");
+  const int cycles = cases::leak_cycles_for(elements, element_size);
+  const int warmup = std::clamp(cycles / 4, 1, 100);
+  std::string left;  // the type of an exception a deleter left set (DEL-09), once
+  auto growth = [&](int n, bool exported) {
+    size_t before = 0;
+    on_thread(other_thread, [&] {
+      for (int i = 0; i < warmup + n; ++i) {
+        if (i == warmup) {
+          gc_collect(ctx);
+          ps.settle();
+          before = heap_in_use();
+        }
+        py::object y = make();
+        if (!exported) continue;
+        Call c = call_dlpack(y, kw);
+        if (c.raised) refused_export(ctx, "__dlpack__", c.what());
+        Taken t = take(ctx, c.value, "CAP-01");
+        c = Call();
+        t.release();
+        // The deleter runs here as a consumer runs it, with the GIL held: an exception it leaves
+        // set is DEL-09's finding, taken off before the next call into Python (and before the
+        // next case: no verdict may depend on the case before it).
+        if (PyObject* pending = PyErr_Occurred()) {
+          if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
+          PyErr_Clear();
+        }
+      }
+    });
+    gc_collect(ctx);
+    ps.settle();
+    return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
+  };
+  cases::judge_growth_by(ctx, cycles, "DEL-01",
+                         "export/delete cycles of fresh arrays like " + what + ", beyond what making them grows it by",
+                         [&](int n) { return growth(n, true) - growth(n, false); });
+  if (!left.empty())
+    ctx.check_as(Severity::should, false, "DEL-09", "a deleter run by the validator in the leak loop left a Python "
+                 "exception set", "none", left);
 }
 
 // One full round of what a heap measurement is about to do (make, export, consume, release),

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "py_helpers.hpp"
+#include "support/input_space.hpp"
 
 namespace dlpv::python {
 
@@ -22,6 +25,29 @@ py::dict newest_kwargs(PythonSubject& ps);
 /// Exports `x` with the newest keywords the package takes and takes the tensor out of the
 /// capsule as a consumer would (the capsule, renamed, is dropped).
 Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x);
+
+/// Run `f` on the loading thread or on a thread of its own (which takes the GIL, as any Python
+/// thread does), and wait for it.
+template <class F>
+void on_thread(bool other, F&& f) {
+  if (!other) {
+    f();
+    return;
+  }
+  py::gil_scoped_release nogil;
+  input_space::run_elsewhere([&] {
+    py::gil_scoped_acquire gil;
+    f();
+  });
+}
+
+/// DEL-01 on one kind of export: fresh arrays from `make`, each exported with `kw` as the case
+/// exported its own, taken as a consumer takes it and released by its deleter, must not grow the
+/// heap with the cycles (cases::judge_growth_by, the plugin route's judgement), beyond what making
+/// them alone grows it by. `elements` and `element_size` size the loop (cases::leak_cycles_for);
+/// `what` names the arrays in the verdict. A deleter that leaves a Python exception set is DEL-09's.
+void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::object()>& make, const py::dict& kw,
+               bool other_thread, long long elements, size_t element_size, const std::string& what);
 
 /// One full round of what a heap measurement is about to do (make, export, consume, release);
 /// returns whether the deleter's release of the 4 MiB buffer shows in the C heap at all.

@@ -152,6 +152,14 @@ class Declare {
   /// and its twin python.input.producer.int16.offset.k.loading.once.edge. Only after every
   /// combine(); needs pairwise().
   Declare& extend(const std::string& axis, std::vector<std::string> values, AxisApply apply = nullptr);
+  /// New values of an axis already combined, added after the family's ids were published: as
+  /// extend(), the cover keeps its cases and adds, for each new value, twins of some of them (the
+  /// new value in place of the axis's old one, so the id's segment for that axis is the new value)
+  /// until the value meets every value of every other axis as first declared:
+  /// python.input.producer.uint8.contiguous.m.loading.once and its twin
+  /// python.input.producer.uint8.contiguous.row.loading.once. Only after every combine(); needs
+  /// pairwise().
+  Declare& widen(const std::string& axis, std::vector<std::string> values);
   /// Runs on each case's own declaration once every axis is set (requirements that depend on
   /// several parameters at once).
   Declare& each(std::function<void(Declare&)> per_case);
@@ -177,6 +185,9 @@ class Declare {
     std::vector<std::string> values;
     AxisApply apply;
     bool extension = false;  ///< extend(): values[0] is "" (no segment)
+    size_t first_new = 0;    ///< widen(): the index of the first value added after publication (0: none)
+    /// The values the cover of the axes as first declared draws from (an extension's "" alone).
+    size_t published() const { return extension ? 1 : first_new ? first_new : values.size(); }
   };
   void set_axis_value(const std::string& axis, const std::string& value);
   bool has_axis(const std::string& name) const;

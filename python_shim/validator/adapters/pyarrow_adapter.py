@@ -26,7 +26,10 @@ class Adapter(L.NumpyBacked):
     def _wrap(self, a, key, device):
         if a.ndim == 1 and a.flags["C_CONTIGUOUS"]:
             return pa.array(a, type=getattr(pa, _TYPES[key])())
-        return pa.Tensor.from_numpy(a)
+        try:
+            return pa.Tensor.from_numpy(a)
+        except pa.ArrowInvalid as e:  # a layout pyarrow cannot hold (negative strides): its answer, quoted
+            raise NotImplementedError(f"pyarrow.Tensor.from_numpy refuses this layout: {e}") from None
 
     def _to_numpy(self, array):
         if isinstance(array, pa.Tensor):

@@ -54,6 +54,9 @@ KNOWN_BUGS = frozenset({
     "export_narrow_values", "import_narrow_values",
     # a versioned export's flags carry a bit no DLPack version defines (FLAG-01)
     "export_undefined_flag",
+    # only some requests (python.request.*): a float32 copy labelled int32 (DTYPE-02); the deleter
+    # of an export lent with copy=False or of a read-only array frees nothing (DEL-01)
+    "copy_mislabels_dtype", "lent_export_leaks",
     # consumer side of the exchange API
     "consumer_xapi_no_major_check", "consumer_xapi_no_prev_walk", "consumer_xapi_no_null_check",
     "consumer_xapi_leaks", "consumer_xapi_instance_lookup",

@@ -117,6 +117,7 @@ struct Ctx {
   std::thread::id creator = std::this_thread::get_id();
   PyObject* owner = nullptr;     // deleter_needs_interpreter: a Python reference
   Export zoo{0};                 // the zoo's deleter_noop: the deleter frees nothing
+  bool leaks = false;            // lent_export_leaks on this export: the deleter frees nothing
 };
 
 std::mutex& g_live_mutex = *new std::mutex;
@@ -167,6 +168,7 @@ void delete_managed_now(M* self) {
   if (!retire(self)) return;  // a second call (ctx may be gone): ignored before ctx is read
   if (ctx->zoo.zoo_noop) return;  // the zoo's deleter_noop: frees nothing
   if (bug("export_leaks")) return;  // frees nothing either: every export keeps its buffer and bookkeeping
+  if (ctx->leaks) return;           // lent_export_leaks: a lent or read-only export's deleter frees nothing
   // deleter_without_gil: touches Python without taking the GIL, as NumPy 1.23's deleter of a
   // broadcast array did: fatal when called on a thread that does not hold it (DEL-06).
   if (bug("deleter_without_gil")) (void)PyThreadState_Get();
@@ -434,9 +436,17 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   if (!versioned && a.read_only && !bug("lawful_read_only_legacy_exported") && !request_ignored)
     raise(PyExc_BufferError, "cannot export a read-only array as a legacy capsule (no READ_ONLY flag)");
 
+  // lent_export_leaks: the exports that take their own path (copy=False asked, or a read-only
+  // array lent without a copy) keep their buffer and bookkeeping for good (DEL-01).
+  const bool leaks = bug("lent_export_leaks") && !do_copy && ((copy_given && !copy.cast<bool>()) || a.read_only);
+  // copy_mislabels_dtype: a copy's tensor names the copy routine's element type, int32 for float32
+  // (DTYPE-02); a lent export is right.
+  const bool mislabel = bug("copy_mislabels_dtype") && do_copy && a.dtype.code == kDLFloat && a.dtype.bits == 32;
   py::object cap;
   if (versioned) {
     auto* m = new_managed<DLManagedTensorVersioned>(a, do_copy);
+    static_cast<Ctx*>(m->manager_ctx)->leaks = leaks;
+    if (mislabel) m->dl_tensor.dtype.code = kDLInt;
     m->version = DLPackVersion{1, 3};
     if (bug("version_echoes_request") && !max_version.is_none()) {  // stamps what was asked, not its own
       auto asked = max_version.cast<py::tuple>();
@@ -457,6 +467,8 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
     cap = make_capsule(m, bug("versioned_named_legacy") ? "dltensor" : "dltensor_versioned", true);
   } else {
     auto* m = new_managed<DLManagedTensor>(a, do_copy);
+    static_cast<Ctx*>(m->manager_ctx)->leaks = leaks;
+    if (mislabel) m->dl_tensor.dtype.code = kDLInt;
     zoo_export(a, copy, &m->dl_tensor, nullptr, static_cast<Ctx*>(m->manager_ctx));
     cap = make_capsule(m, bug("legacy_struct_named_versioned") ? "dltensor_versioned" : "dltensor", false);
   }

@@ -1,6 +1,7 @@
 // cases/python/device.cpp: python.device.*: __dlpack_device__ matches the capsule (DEV-01,
 // KW-11); dl_device=(1, 0) exports to host memory (DEV-05), a dl_device it cannot serve raises
-// BufferError (DEV-06).
+// BufferError (DEV-06); an array on a second device of one type keeps its device id through
+// __dlpack_device__, the export and the package's own import (DEV-01, DEV-07).
 // SPDX-License-Identifier: Apache-2.0
 #include "python/support/py_producer.hpp"
 
@@ -74,6 +75,63 @@ void device_matches(CaseContext& ctx) {
   });
 }
 
+// A second device of one type (a second GPU, a second SYCL root device): where the package's
+// arrays can live on two devices of one type, an array made on the second (not the one the
+// package picks by default) is described as that device by __dlpack_device__ and by its export
+// (DEV-01: "matches dl_tensor.device"), and the package's own from_dlpack puts the result there
+// (DEV-07: "an array on the device x lives on"): a device id lost on the way (taken from the
+// current device, or left 0) shows only here. Where the adapter declares one device of each type,
+// nothing here can be observed: a skip that says what it would need.
+void second_of_type(CaseContext& ctx) {
+  with_python(ctx, [&](PythonSubject& ps) {
+    std::optional<DLDevice> second;
+    for (const DLDevice& d : ps.devices()) {
+      if (second) break;
+      for (const DLDevice& e : ps.devices())
+        if (e.device_type == d.device_type && e.device_id != d.device_id) {
+          second = e;  // the later of the first two devices of one type the adapter lists
+          break;
+        }
+    }
+    if (!second) {
+      std::string list;
+      for (const DLDevice& d : ps.devices()) list += (list.empty() ? "" : ", ") + device_name(d);
+      ctx.skip("the package's arrays live on one device of each type here (" + list +
+               "): this case needs two devices of one type, such as two GPUs, and is not run");
+    }
+    const DLDevice d = *second;
+    const std::string where = device_name(d);
+    ctx.phase("make");
+    py::object x = ps.make(kShape, kF32, "contiguous", false, d);
+    ctx.phase("export");
+    const std::optional<std::pair<int, int>> said = device_of(x);
+    const std::string want = fmt::format("({}, {})", static_cast<int>(d.device_type), d.device_id);
+    ctx.check(said && said->first == static_cast<int>(d.device_type) && said->second == d.device_id, "DEV-01",
+              "__dlpack_device__() of an array made on " + where + " names that device", want,
+              said ? fmt::format("({}, {})", said->first, said->second) : std::string("no (device_type, device_id) pair"));
+    Call c = call_dlpack(x, newest_kwargs(ps));
+    if (c.raised) refused_export(ctx, "__dlpack__ of an array on " + where, c.what());
+    const DLTensor* t = capsule_tensor(c.value);
+    if (!ctx.check(t != nullptr, "CAP-01", "__dlpack__ returns a DLPack capsule", "a DLPack capsule", c.what())) return;
+    ctx.check(t->device.device_type == d.device_type && t->device.device_id == d.device_id, "DEV-01",
+              "the export of an array on " + where + " names that device", want,
+              fmt::format("({}, {})", static_cast<int>(t->device.device_type), t->device.device_id));
+    c = Call();
+    if (!ps.facts().consumer) return;  // a producer-only package: the export is all there is to judge
+    ctx.phase("import");
+    Call r = attempt([&] { return ps.from_dlpack(x); });
+    if (r.raised) {  // its own array, on a device it made it on: nothing it cannot use
+      ctx.check(false, "DEV-07", "the package's from_dlpack of its own array on " + where + " returns an array on "
+                "that device", want, r.what());
+      return;
+    }
+    const std::optional<std::pair<int, int>> got = device_of(r.value);
+    ctx.check(got && got->first == static_cast<int>(d.device_type) && got->second == d.device_id, "DEV-07",
+              "the package's from_dlpack of an array on " + where + " returns an array on that device", want,
+              got ? fmt::format("({}, {})", got->first, got->second) : std::string("no (device_type, device_id) pair"));
+  });
+}
+
 DLPV_CASES {
   Declare("python.device.matches_capsule", "__dlpack_device__() is a 2-tuple equal to the capsule's device")
       .must({"DEV-01", "KW-11", "LAYOUT-13"}).python()  // needs producer_protocol: the body asks
@@ -130,6 +188,14 @@ DLPV_CASES {
       .must({"DEV-06"}).python().also_needs(need::producer_protocol)
       .proven_by({"dl_device_ignored"})
       .run(dl_device_unserveable);
+}
+
+DLPV_CASES {
+  Declare("python.device.second_of_type",
+          "an array on a second device of one type keeps its device through export and import")
+      .must({"DEV-01", "DEV-07", "CAP-01"}).python().also_needs(need::producer_protocol)
+      .proven_by({"second_device_exported_as_first", "import_lands_on_first_device"})
+      .run(second_of_type);
 }
 
 }  // namespace

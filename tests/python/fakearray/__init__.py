@@ -69,6 +69,9 @@ KNOWN_BUGS = frozenset({
     "consumer_ext_as_cpu", "consumer_device_cpu_ignored", "dl_device_cpu_refused",
     # an export asked with an ext_dev queue hands out memory whose queued writes have not run (STRM-05)
     "queue_not_ordered",
+    # a second ext_dev device (device 1, as lawful_two_ext_devices has it): its arrays exported as
+    # device 0's (DEV-01); imported onto device 0 (DEV-07)
+    "second_device_exported_as_first", "import_lands_on_first_device",
     # copy=False, dl_device and the ext_dev heap; from_dlpack of a non-array
     "copy_false_copies_across_devices", "consumer_accepts_anything",
     # hostile: the capsule destructor segfaults (tests/python: the load is charged to CAP-03)
@@ -89,6 +92,7 @@ LAWFUL = frozenset({
     "lawful_producer_only",              # the module has no from_dlpack: a producer-only release
     "lawful_always_copies",              # storage it cannot lend: every export a flagged copy, copy=False refused
     "lawful_deferred_frees",             # the deleter queues its frees; synchronize() (or a full queue) runs them
+    "lawful_two_ext_devices",            # two ext_dev devices, (12, 0) and (12, 1): each array on its own
 })
 
 
@@ -135,6 +139,8 @@ class Adapter:
         _fakearray.set_bugs(sorted(bugs))
         self.consumer_only = "lawful_consumer_only" in bugs
         self.producer_only = "lawful_producer_only" in bugs
+        self.two_ext = bool({"lawful_two_ext_devices", "second_device_exported_as_first",
+                             "import_lands_on_first_device"} & set(bugs))
         self.name = "fakearray" + ("[" + ",".join(sorted(bugs)) + "]" if bugs else "")
         self.version = "1.3.0"
 
@@ -143,8 +149,9 @@ class Adapter:
 
     def devices(self):
         # (12, 0): kDLExtDev, a heap fakearray keeps apart from the CPU's (host memory behind
-        # the label): exporting it to the CPU (dl_device) takes a copy.
-        return [(1, 0), (12, 0)]
+        # the label): exporting it to the CPU (dl_device) takes a copy. (12, 1): a second such
+        # heap, in the variants about a second device of one type.
+        return [(1, 0), (12, 0), (12, 1)] if self.two_ext else [(1, 0), (12, 0)]
 
     def make(self, shape, dtype_key, device=(1, 0), layout="contiguous", read_only=False, values="plain"):
         from validator import pattern_bytes
@@ -154,7 +161,8 @@ class Adapter:
             raise NotImplementedError(f"fakearray has no dtype {tuple(dtype_key)}")
         shape = [int(s) for s in shape]
         data = pattern_bytes(dtype_key, math.prod(shape), values)
-        made = _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data, int(device[0]))
+        made = _fakearray.make(shape, dtype_key[0], dtype_key[1], layout, read_only, data, int(device[0]),
+                               int(device[1]))
         return _NoDlpack(made) if self.consumer_only else made
 
     def from_dlpack(self, obj, **kwargs):
@@ -169,7 +177,7 @@ class Adapter:
         _fakearray.synchronize()
 
     def make_stream(self, device):
-        if tuple(device) != (12, 0):
+        if tuple(device)[0] != 12:
             raise NotImplementedError("fakearray has stream objects on ext_dev only")
         return Queue(device)
 

@@ -256,7 +256,10 @@ M* new_managed(const Array& a, bool copy) {
   for (int64_t s : a.shape) count *= s;
   if (count == 0) t.data = nullptr;  // zero-size tensors carry no data pointer (LAYOUT-10)
   t.byte_offset = 0;
-  t.device = DLDevice{static_cast<DLDeviceType>(copy ? kDLCPU : a.device_type), 0};
+  // An ext_dev array lent on its own device keeps its device id (lawful_two_ext_devices makes some
+  // on device 1); second_device_exported_as_first: every export says device 0 (DEV-01).
+  const int32_t id = !copy && a.device_type == kDLExtDev && !bug("second_device_exported_as_first") ? a.device_id : 0;
+  t.device = DLDevice{static_cast<DLDeviceType>(copy ? kDLCPU : a.device_type), id};
   t.ndim = static_cast<int32_t>(a.shape.size());
   t.dtype = a.dtype;
   t.shape = ctx->shape.data();
@@ -508,8 +511,11 @@ std::shared_ptr<Array> wrap(const DLTensor& t, uint64_t flags, std::function<voi
   }
   a->read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 && !bug("consumer_read_only_ignored");
   // consumer_ext_as_cpu: an ext_dev tensor's memory taken for host memory, the array on the CPU.
-  if (t.device.device_type == kDLExtDev && !g_device_kw_wraps && !bug("consumer_ext_as_cpu"))
+  // import_lands_on_first_device: a tensor on ext_dev device 1 imported onto device 0 (DEV-07).
+  if (t.device.device_type == kDLExtDev && !g_device_kw_wraps && !bug("consumer_ext_as_cpu")) {
     a->device_type = kDLExtDev;
+    a->device_id = bug("import_lands_on_first_device") ? 0 : t.device.device_id;
+  }
   if (bug("consumer_result_device_wrong")) a->device_id = 1;
   unsigned char* first = t.data ? static_cast<unsigned char*>(t.data) + t.byte_offset : nullptr;
   static unsigned char empty_byte = 0;
@@ -604,7 +610,7 @@ py::object import_exchange(py::handle obj, const DLPackExchangeAPI* api) {
 }
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
-                            bool read_only, const std::string& data, int device_type = kDLCPU);
+                            bool read_only, const std::string& data, int device_type = kDLCPU, int device_id = 0);
 
 py::object from_dlpack(py::object obj, py::object copy, py::object device) {
   g_device_kw_wraps = false;
@@ -959,9 +965,10 @@ void install_exchange_api(py::object cls) {
 // ---- construction from compact bytes in one of docs/design.md §3's layouts ----------------
 
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
-                            bool read_only, const std::string& data, int device_type) {
+                            bool read_only, const std::string& data, int device_type, int device_id) {
   auto a = std::make_shared<Array>();
   a->device_type = device_type;
+  a->device_id = device_id;
   a->layout = layout_code(layout);
   a->dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   a->shape = shape;
@@ -1061,7 +1068,8 @@ PYBIND11_MODULE(_fakearray, m) {
   g_array_type = py::object(m.attr("Array")).release().ptr();  // lives as long as the process
   install_exchange_api(py::reinterpret_borrow<py::object>(g_array_type));
   m.def("make", &make, py::arg("shape"), py::arg("code"), py::arg("bits"), py::arg("layout"),
-        py::arg("read_only"), py::arg("data"), py::arg("device_type") = static_cast<int>(kDLCPU));
+        py::arg("read_only"), py::arg("data"), py::arg("device_type") = static_cast<int>(kDLCPU),
+        py::arg("device_id") = 0);
   // An ext_dev array of zeros whose writes of `data` are still queued (python.stream.queue_ordered).
   m.def("make_pending", [](std::vector<int64_t> shape, int code, int bits, const std::string& data) {
     int64_t n = 1;

@@ -14,9 +14,11 @@
 //           numbers) edge: each dtype's extremes and special values (plugin.h's edge pattern);
 //           a producer's adapter makes them when its make() takes values= (else a skip that
 //           names the adapter)
-//   source  (producer, an extension) read_only: a read-only array, exported without a copy with
-//           READ_ONLY set (FLAG-02, should) or as a copy (IS_COPIED); a legacy-only package's
-//           refusal (no flag can carry it) is a skip that quotes it
+//   request (producer, an extension: ids without it ask as the package's newest protocol asks)
+//           read_only: a read-only array, exported without a copy with READ_ONLY set (FLAG-02,
+//           should) or as a copy (IS_COPIED), a legacy-only package's refusal (no flag can carry
+//           it) a skip that quotes it; legacy: __dlpack__() with no keywords, a versioned
+//           producer's legacy path (a refusal, which VER-06 tolerates, a skip)
 // Consumer side: from_dlpack of a validator-made tensor reads its values (LAYOUT-01: "the data
 // ... must be interpreted" through shape, strides and byte_offset) and deletes it once after the
 // result dies (DEL-02). A refusal is the consumer's right for an optional element type or
@@ -194,7 +196,8 @@ void producer_input(CaseContext& ctx) {
     const std::string layout = p.at("layout");
     const bool other_thread = p.at("thread") == "other", again = p.at("repeat") == "again";
     const int values = input_space::edge_values(p) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
-    const bool read_only = p.count("source") && p.at("source") == "read_only";
+    const std::string request = p.count("request") ? p.at("request") : "";
+    const bool read_only = request == "read_only", legacy = request == "legacy";
     // The values are read where they are: host memory, or a device's through its runtime (CUDA's
     // driver, a SYCL runtime's USM copies) when the validator can reach it.
     const int home = static_cast<int>(ps.home_device().device_type);
@@ -212,12 +215,14 @@ void producer_input(CaseContext& ctx) {
       ctx.skip("the package cannot make " + with_article((read_only ? "read-only " : "") + p.at("dtype")) + " " +
                layout + " array here: " + n.reason);
     }
-    const std::string what = with_article(fmt::format("{}{} {} array of {} elements{}{}", read_only ? "read-only " : "",
+    const std::string what = with_article(fmt::format("{}{} {} array of {} element{}{}{}{}", read_only ? "read-only " : "",
                                                       p.at("dtype"), layout, element_count(dims),
+                                                      element_count(dims) == 1 ? "" : "s",
                                                       values ? " holding edge values" : "",
-                                                      other_thread ? ", exported on another thread" : ""));
+                                                      other_thread ? ", exported on another thread" : "",
+                                                      legacy ? ", asked with no keywords (legacy)" : ""));
     if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), what);
-    const py::dict kw = newest_kwargs(ps);
+    const py::dict kw = legacy ? py::dict() : newest_kwargs(ps);
     ctx.phase("export");
     Call a, b;
     on_thread(other_thread, [&] {
@@ -229,8 +234,12 @@ void producer_input(CaseContext& ctx) {
     ctx.phase("inspect");
     const DLTensor* t = capsule_tensor(a.value);
     if (!ctx.check(t != nullptr, "CAP-01", "__dlpack__ returns a DLPack capsule", "a DLPack capsule", a.what())) return;
-    const std::vector<int64_t> got_dims = t->shape ? std::vector<int64_t>(t->shape, t->shape + t->ndim)
-                                                   : std::vector<int64_t>(static_cast<size_t>(std::max(t->ndim, 0)), -1);
+    // The shape as the tensor states it, read with care: a capsule whose struct is not what its
+    // name says (a legacy struct named versioned) holds garbage here, which must end as a finding,
+    // not as the validator's own fault.
+    std::vector<int64_t> got_dims(static_cast<size_t>(std::clamp(t->ndim, 0, 64)), -1);
+    if (t->ndim < 0 || t->ndim > 64 || (t->shape && !safe_read(t->shape, got_dims.data(), got_dims.size() * sizeof(int64_t))))
+      got_dims.assign(1, -1);
     if (!ctx.check(got_dims == dims, "LAYOUT-05", "ndim and shape are the array's: " + what, dims_text(dims),
                    dims_text(got_dims)))
       return;
@@ -259,8 +268,8 @@ void producer_input(CaseContext& ctx) {
       a = Call();
       x = py::none();
       gc_collect(ctx);
-      leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, newest_kwargs(ps),
-              other_thread, element_count(dims), element_bytes(dtype), what);
+      leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, kw, other_thread,
+              element_count(dims), element_bytes(dtype), what);
       return;
     }
     if (b.raised) {
@@ -280,8 +289,8 @@ void producer_input(CaseContext& ctx) {
     a = Call();
     x = py::none();
     gc_collect(ctx);
-    leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, newest_kwargs(ps),
-              other_thread, element_count(dims), element_bytes(dtype), what);
+    leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, kw, other_thread,
+              element_count(dims), element_bytes(dtype), what);
   });
 }
 
@@ -297,10 +306,10 @@ DLPV_CASES {
       .pairwise()
       .widen("size", {"row"})
       .extend("values", input_space::kValues)
-      .extend("source", {"read_only"})
+      .extend("request", {"read_only", "legacy"})
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
                   "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks", "export_narrow_values",
-                  "export_undefined_flag", "lent_export_leaks", "no_read_only_flag"})
+                  "export_undefined_flag", "lent_export_leaks", "no_read_only_flag", "legacy_struct_named_versioned"})
       .run(producer_input);
 }
 

@@ -290,7 +290,7 @@ void producer_input(CaseContext& ctx) {
     x = py::none();
     gc_collect(ctx);
     leak_loop(ctx, ps, [&] { return ps.make(dims, dtype, layout, read_only, std::nullopt, values); }, kw, other_thread,
-              element_count(dims), element_bytes(dtype), what);
+              element_count(dims), element_bytes(dtype), what, 2);
   });
 }
 

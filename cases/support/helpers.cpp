@@ -207,7 +207,7 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, cons
 }
 
 long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles,
-                               int* failures, int warmup) {
+                               int* failures, int warmup, int held) {
   size_t before = 0;
   *failures = 0;
   // One source array for every cycle (a Python package would make a new one per export): the
@@ -222,15 +222,19 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
       ctx.subject().settle();
       before = heap_in_use();
     }
-    DLManagedTensorVersioned* v = nullptr;
-    DLManagedTensor* l = nullptr;
-    const int rc = versioned ? ctx.subject().export_versioned(r.req, &v) : ctx.subject().export_legacy(r.req, &l);
-    if (rc != DLPV_OK || (!v && !l)) {
-      ++*failures;
-      continue;
+    // `held` exports alive at once each cycle (an input exported again while the first lives),
+    // deleted in the reverse order.
+    DLManagedTensorVersioned* v[2] = {nullptr, nullptr};
+    DLManagedTensor* l[2] = {nullptr, nullptr};
+    const int n = std::clamp(held, 1, 2);
+    for (int k = 0; k < n; ++k) {
+      const int rc = versioned ? ctx.subject().export_versioned(r.req, &v[k]) : ctx.subject().export_legacy(r.req, &l[k]);
+      if (rc != DLPV_OK || (!v[k] && !l[k])) ++*failures;
     }
-    call_deleter(v, true);
-    call_deleter(l, false);
+    for (int k = n; k-- > 0;) {
+      call_deleter(v[k], true);
+      call_deleter(l[k], false);
+    }
   }
   ctx.subject().settle();
   return static_cast<long long>(heap_in_use()) - static_cast<long long>(before);
@@ -247,10 +251,10 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 // `failures_are_errors`: an export that fails inside the loop is the harness's error (DEL-01);
 // otherwise later refusals only shorten the loop (DEL-11: a refused copy is a skip before it).
 void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
-                  const std::string& what, bool failures_are_errors, int warmup) {
+                  const std::string& what, bool failures_are_errors, int warmup, int held) {
   int failures = 0;
   judge_growth_by(ctx, cycles, requirement, what, [&](int n) {
-    const long long g = export_delete_growth(ctx, versioned, r, n, &failures, warmup);
+    const long long g = export_delete_growth(ctx, versioned, r, n, &failures, warmup, held);
     if (failures && failures_are_errors)
       ctx.harness_error(fmt::format("{} exports failed during the leak loop: {}", failures, ctx.subject().last_error()));
     return g;

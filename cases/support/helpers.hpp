@@ -90,17 +90,18 @@ void check_copy_flagged(CaseContext& ctx, const Exported& e, const Request& r);
 
 /// Heap growth (bytes) over `cycles` export + delete cycles of `r`, measured after a warm-up;
 /// the loop records nothing itself, so only the library's allocations can grow. Failed
-/// exports are counted in *failures.
+/// exports are counted in *failures. `held` (1 or 2): exports alive at once in each cycle.
 long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles,
-                               int* failures, int warmup = 200);
+                               int* failures, int warmup = 200, int held = 1);
 
 /// DEL-01/DEL-11 by heap growth over export/delete cycles of `r` (export_delete_growth), judged
 /// for `requirement`: a clean first look over a quarter of `cycles`, else the full count, and a
 /// leak only where growth over the limit grows with the cycles (helpers.cpp says why).
 /// `failures_are_errors`: an export that fails inside the loop is the harness's error.
-/// `warmup`: cycles before each measurement (export_delete_growth).
+/// `warmup`: cycles before each measurement, `held`: exports alive at once in each cycle
+/// (export_delete_growth).
 void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
-                  const std::string& what, bool failures_are_errors, int warmup = 200);
+                  const std::string& what, bool failures_are_errors, int warmup = 200, int held = 1);
 
 /// The judgement of judge_growth over any loop: `growth(n)` runs n cycles (after its own warm-up)
 /// and returns the heap's growth over them in bytes. Python subjects' exports use it too.

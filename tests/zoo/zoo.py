@@ -38,10 +38,11 @@ AXES = {
     "capsule": ["versioned", "legacy"],
     "request": ["plain", "copy", "no_copy", "read_only"],
     "values": ["plain", "edge"],
+    "repeat": ["once", "again"],
     "any": ["any"],
 }
 KINDS = {
-    "producer": ["elements", "strides", "shape", "dtype", "flags", "deleter_noop"],
+    "producer": ["elements", "strides", "shape", "dtype", "flags", "deleter_noop", "alias", "copy", "exception"],
     "consumer": ["elements", "deleter_leak", "deleter_double", "deleter_early"],
 }
 ROLE_AXES = {"producer": list(AXES), "consumer": [a for a in AXES if a != "request"]}

@@ -21,6 +21,8 @@
  *   values   plain edge (producer: the request's DLPV_REQ_EDGE_VALUES; consumer: element 0 holds
  *            the edge pattern's first value and not the small numbers' (never so for bool,
  *            whose two patterns start alike))
+ *   repeat   once again (again: another export (producer) or import (consumer) of this library
+ *            is alive, as the input space's `again` inputs hold two at once)
  *   any      any (every export or import)
  * DLPV_ZOO_HITS=FILE: a line is appended there by each process the bug struck in (a bug that
  * could not change the tensor it matched, such as the strides of a 0-d tensor, did not strike).
@@ -28,7 +30,15 @@
  *   producer: elements (element 0's first byte flipped), strides (the last stride 0),
  *             shape (the last extent one less), dtype (a neighbouring type code), flags (read-only
  *             data said writable, else an undefined flag bit set; versioned only), deleter_noop
- *             (the deleter frees nothing)
+ *             (the deleter frees nothing), alias (a copy request is answered without a copy),
+ *             copy (a no_copy request is answered with a copy), exception (the export fails
+ *             with an error that is no refusal: DLPV_ERROR, or a Python exception other than
+ *             BufferError)
+ *             Where the includer lends memory itself (ZOO_LENDS_MEMORY 1: fakearray), alias and
+ *             copy change the memory and leave the flags as they were; elsewhere (the
+ *             reference plugin, whose every export is a fresh allocation) the IS_COPIED flag is
+ *             all a copy shows, so they change that flag, and a legacy struct is not struck;
+ *             a tensor without elements has nothing to copy or lend: not struck either
  *   consumer: elements (element 0's first byte read flipped), deleter_leak (never calls the
  *             deleter), deleter_double (calls it twice), deleter_early (calls it at import and
  *             goes on viewing the memory)
@@ -38,11 +48,21 @@
 
 #include <stdio.h>
 
+#ifndef ZOO_LENDS_MEMORY
+#define ZOO_LENDS_MEMORY 0
+#endif
+
+/* What zoo_after_export asks of the exporter. */
+enum { ZOO_NONE = 0, ZOO_FAIL = 1, ZOO_FLIP_COPY = 2 };
+
 typedef struct ZooBug {
   int on;
   char role[16], axis[16], value[24], kind[24];
 } ZooBug;
 static ZooBug g_zoo;
+/* The repeat axis: exports and imports of this library alive now (zoo_after_export and
+ * zoo_on_import count them, zoo_export_gone and zoo_import_gone uncount them). */
+static int g_zoo_live_exports, g_zoo_live_imports;
 
 static void zoo_read_bug(void) {
   const char* text = getenv("DLPV_ZOO_BUG");
@@ -131,6 +151,9 @@ static const char* zoo_value(const DLTensor* t, int versioned, const DLPVRequest
   if (!strcmp(axis, "request") && req)
     return (req->flags & DLPV_REQ_NO_COPY) ? "no_copy" : (req->flags & DLPV_REQ_COPY) ? "copy"
            : (req->flags & DLPV_REQ_READ_ONLY) ? "read_only" : "plain";
+  if (!strcmp(axis, "repeat"))
+    return __atomic_load_n(!strcmp(g_zoo.role, "producer") ? &g_zoo_live_exports : &g_zoo_live_imports,
+                           __ATOMIC_SEQ_CST) > 0 ? "again" : "once";
   if (!strcmp(axis, "values"))
     return req ? ((req->flags & DLPV_REQ_EDGE_VALUES) ? "edge" : "plain") : zoo_holds_edge(t) ? "edge" : "plain";
   return "";
@@ -162,10 +185,18 @@ static int zoo_kind(const char* kind) { return !strcmp(g_zoo.kind, kind); }
 
 /* The producer's bug, on a tensor it has just built (flags: the versioned struct's, else NULL).
  * A bug that cannot change this tensor (strides of a 0-d tensor, the flags of a legacy one) is
- * not a strike: the zoo counts it as never struck there, not as a miss. */
-static void zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flags, Export* e) {
-  int struck = 1;
-  if (!zoo_matches("producer", t, flags != NULL, req)) return;
+ * not a strike: the zoo counts it as never struck there, not as a miss. Returns what the
+ * exporter must do besides: ZOO_FAIL (release the export and fail), ZOO_FLIP_COPY (lend where
+ * it copied, copy where it lent; ZOO_LENDS_MEMORY only), else ZOO_NONE. Every export is counted
+ * alive for the repeat axis, and its deleter must call zoo_export_gone. */
+static int zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flags, Export* e) {
+  int struck = 1, asked = ZOO_NONE;
+  const int matches = zoo_matches("producer", t, flags != NULL, req);
+  if (g_zoo.on && !e->zoo_live) { /* counted after the match: "again" means another one is alive */
+    e->zoo_live = 1;
+    __atomic_add_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
+  }
+  if (!matches) return ZOO_NONE;
   if (zoo_kind("elements") && t->data && zoo_elements(t) > 0 && t->device.device_type == kDLCPU)
     *((unsigned char*)t->data + t->byte_offset) ^= 0x5A;
   else if (zoo_kind("strides") && t->ndim > 0 && t->strides && t->shape[t->ndim - 1] > 1)
@@ -181,16 +212,42 @@ static void zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flag
                                                       : *flags | ((uint64_t)1 << 7);
   else if (zoo_kind("deleter_noop"))
     e->zoo_noop = 1;
+  else if (zoo_kind("alias") && req && (req->flags & DLPV_REQ_COPY) && t->data && zoo_elements(t) > 0 &&
+           (ZOO_LENDS_MEMORY || flags)) {
+    if (ZOO_LENDS_MEMORY) asked = ZOO_FLIP_COPY;
+    else *flags &= ~(uint64_t)DLPACK_FLAG_BITMASK_IS_COPIED;
+  } else if (zoo_kind("copy") && req && (req->flags & DLPV_REQ_NO_COPY) && t->data && zoo_elements(t) > 0 &&
+             (ZOO_LENDS_MEMORY || flags)) {
+    if (ZOO_LENDS_MEMORY) asked = ZOO_FLIP_COPY;
+    else *flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+  } else if (zoo_kind("exception"))
+    asked = ZOO_FAIL;
   else
     struck = 0;
   if (struck) zoo_note_hit();
+  return asked;
 }
 
-/* The consumer's bug, decided at import: 1 when it strikes this array. deleter_early releases
+/* An export's deleter ran (the first time): it is no longer alive for the repeat axis. */
+static void zoo_export_gone(Export* e) {
+  if (!e->zoo_live) return;
+  e->zoo_live = 0;
+  __atomic_sub_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
+}
+
+/* An imported array was released: no longer alive for the repeat axis. */
+static void zoo_import_gone(void) {
+  if (g_zoo.on) __atomic_sub_fetch(&g_zoo_live_imports, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The consumer's bug, decided at import: 1 when it strikes this array. Every import is counted
+ * for the repeat axis, and its release must call zoo_import_gone. deleter_early releases
  * the tensor now (and the array goes on viewing its memory). A misread of no element, or an
  * early release of a tensor with no data to view, is not a strike. */
 static int zoo_on_import(DLTensor* t, int versioned, DLManagedTensorVersioned* v, DLManagedTensor* l) {
-  if (!zoo_matches("consumer", t, versioned, NULL)) return 0;
+  const int matches = zoo_matches("consumer", t, versioned, NULL);
+  if (g_zoo.on) __atomic_add_fetch(&g_zoo_live_imports, 1, __ATOMIC_SEQ_CST); /* zoo_import_gone uncounts */
+  if (!matches) return 0;
   if ((zoo_kind("elements") || zoo_kind("deleter_early")) && (zoo_elements(t) == 0 || !t->data)) return 0;
   zoo_note_hit();
   if (zoo_kind("deleter_early")) {

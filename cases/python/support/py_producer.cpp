@@ -30,7 +30,7 @@ Taken export_taken(CaseContext& ctx, PythonSubject& ps, const py::object& x) {
 // synchronize()). Memory a library allocates outside malloc (TensorFlow's and MLX's buffers) does
 // not show in the heap, so there a leak cannot be seen.
 void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::object()>& make, const py::dict& kw,
-               bool other_thread, long long elements, size_t element_size, const std::string& what) {
+               bool other_thread, long long elements, size_t element_size, const std::string& what, int held) {
   ctx.phase("deleter", "DEL-01");
   const int cycles = cases::leak_cycles_for(elements, element_size);
   const int warmup = std::clamp(cycles / 4, 1, 100);
@@ -46,17 +46,24 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::obje
         }
         py::object y = make();
         if (!exported) continue;
-        Call c = call_dlpack(y, kw);
-        if (c.raised) refused_export(ctx, "__dlpack__", c.what());
-        Taken t = take(ctx, c.value, "CAP-01");
-        c = Call();
-        t.release();
-        // The deleter runs here as a consumer runs it, with the GIL held: an exception it leaves
-        // set is DEL-09's finding, taken off before the next call into Python (and before the
-        // next case: no verdict may depend on the case before it).
-        if (PyObject* pending = PyErr_Occurred()) {
-          if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
-          PyErr_Clear();
+        // `held` exports of the array alive at once (an input exported again), released in the
+        // reverse order.
+        Taken t[2];
+        const int n_held = std::clamp(held, 1, 2);
+        for (int k = 0; k < n_held; ++k) {
+          Call c = call_dlpack(y, kw);
+          if (c.raised) refused_export(ctx, "__dlpack__", c.what());
+          t[k] = take(ctx, c.value, "CAP-01");
+        }
+        for (int k = n_held; k-- > 0;) {
+          t[k].release();
+          // The deleter runs here as a consumer runs it, with the GIL held: an exception it leaves
+          // set is DEL-09's finding, taken off before the next call into Python (and before the
+          // next case: no verdict may depend on the case before it).
+          if (PyObject* pending = PyErr_Occurred()) {
+            if (left.empty()) left = reinterpret_cast<PyTypeObject*>(pending)->tp_name;
+            PyErr_Clear();
+          }
         }
       }
     });

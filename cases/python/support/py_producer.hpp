@@ -46,8 +46,9 @@ void on_thread(bool other, F&& f) {
 /// heap with the cycles (cases::judge_growth_by, the plugin route's judgement), beyond what making
 /// them alone grows it by. `elements` and `element_size` size the loop (cases::leak_cycles_for);
 /// `what` names the arrays in the verdict. A deleter that leaves a Python exception set is DEL-09's.
+/// `held` (1 or 2): exports of each array alive at once, as an input exported again holds them.
 void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::object()>& make, const py::dict& kw,
-               bool other_thread, long long elements, size_t element_size, const std::string& what);
+               bool other_thread, long long elements, size_t element_size, const std::string& what, int held = 1);
 
 /// One full round of what a heap measurement is about to do (make, export, consume, release);
 /// returns whether the deleter's release of the 4 MiB buffer shows in the C heap at all.

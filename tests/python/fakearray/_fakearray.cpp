@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace py = pybind11;
@@ -28,7 +29,9 @@ namespace py = pybind11;
 // bookkeeping (the deleter_noop mark) and the loading thread.
 typedef struct Export {
   int zoo_noop;
+  int zoo_live;  // the repeat axis: counted alive until the deleter runs
 } Export;
+#define ZOO_LENDS_MEMORY 1  // the zoo's alias and copy kinds change what fakearray lends
 static const std::thread::id g_zoo_loading_thread = std::this_thread::get_id();
 static int on_loading_thread(void) { return std::this_thread::get_id() == g_zoo_loading_thread; }
 #include "../../zoo/zoo_bug.h"
@@ -116,7 +119,7 @@ struct Ctx {
   std::vector<int64_t> shape, strides;
   std::thread::id creator = std::this_thread::get_id();
   PyObject* owner = nullptr;     // deleter_needs_interpreter: a Python reference
-  Export zoo{0};                 // the zoo's deleter_noop: the deleter frees nothing
+  Export zoo{0, 0};              // the zoo's deleter_noop mark and repeat count
   bool leaks = false;            // lent_export_leaks on this export: the deleter frees nothing
 };
 
@@ -166,6 +169,7 @@ void delete_managed_now(M* self) {
   auto* ctx = static_cast<Ctx*>(self->manager_ctx);
   if (bug("deleter_thread_affine") && std::this_thread::get_id() != ctx->creator) return;  // leaks
   if (!retire(self)) return;  // a second call (ctx may be gone): ignored before ctx is read
+  zoo_export_gone(&ctx->zoo);
   if (ctx->zoo.zoo_noop) return;  // the zoo's deleter_noop: frees nothing
   if (bug("export_leaks")) return;  // frees nothing either: every export keeps its buffer and bookkeeping
   if (ctx->leaks) return;           // lent_export_leaks: a lent or read-only export's deleter frees nothing
@@ -331,23 +335,53 @@ py::object make_capsule(void* p, const char* name, bool versioned) {
 // copy, copy=False no_copy, a read-only array read_only, else plain), the layout the array
 // was made in (an imported array's, as its strides show it), and edge values where element 0
 // holds the edge pattern's (the array does not remember what make() was asked).
-void zoo_export(const Array& a, const py::object& copy, DLTensor* t, uint64_t* flags, Ctx* ctx) {
-  if (!g_zoo.on) return;
+int zoo_export(const Array& a, const py::object& copy, DLTensor* t, uint64_t* flags, Ctx* ctx) {
+  if (!g_zoo.on) return ZOO_NONE;
   DLPVRequest r{};
   r.struct_size = sizeof r;
   r.flags = !copy.is_none() ? (copy.cast<bool>() ? DLPV_REQ_COPY : DLPV_REQ_NO_COPY)
             : a.read_only   ? DLPV_REQ_READ_ONLY : 0u;
   if (zoo_holds_edge(t)) r.flags |= DLPV_REQ_EDGE_VALUES;
   r.layout = static_cast<uint32_t>(a.layout >= 0 ? a.layout : layout_code(zoo_layout_name(t)));
-  zoo_after_export(&r, t, flags, &ctx->zoo);
+  return zoo_after_export(&r, t, flags, &ctx->zoo);
+}
+
+// What zoo_export asked of an export just built (m): ZOO_FAIL releases it and raises an
+// exception that is no BufferError; ZOO_FLIP_COPY builds it again the other way (lent where it
+// was copied, copied where it was lent), with the first one's dtype, version and flags: a
+// library that ignores copy= and says nothing of it.
+template <class M>
+M* zoo_act(int asked, M* m, const Array& a, bool copied) {
+  if (asked == ZOO_FAIL) {
+    m->deleter(m);
+    raise(PyExc_RuntimeError, "fakearray: the export failed (the zoo's exception bug)");
+  }
+  if (asked != ZOO_FLIP_COPY) return m;
+  M* again = new_managed<M>(a, !copied);
+  again->dl_tensor.dtype = m->dl_tensor.dtype;
+  if constexpr (std::is_same_v<M, DLManagedTensorVersioned>) {
+    again->version = m->version;
+    again->flags = m->flags;
+  }
+  auto* ctx = static_cast<Ctx*>(again->manager_ctx);
+  ctx->zoo.zoo_live = 1;
+  __atomic_add_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
+  m->deleter(m);
+  return again;
 }
 
 // The zoo's consumer bug on an import's release, once zoo_on_import struck (zoo != 0):
 // deleter_early has released the tensor already (the array goes on viewing it), deleter_leak
 // never releases it, deleter_double releases it twice.
 void zoo_release(int zoo, std::function<void()>& release) {
+  if (!g_zoo.on) return;
   if (zoo && (zoo_kind("deleter_early") || zoo_kind("deleter_leak"))) release = nullptr;
   if (zoo && zoo_kind("deleter_double")) release = [once = std::move(release)] { once(); once(); };
+  // Every import is uncounted for the repeat axis when its array lets go (zoo_on_import counted it).
+  release = [inner = std::move(release)] {
+    zoo_import_gone();
+    if (inner) inner();
+  };
 }
 
 py::object dlpack(py::object self_obj, py::object stream, py::object max_version, py::object dl_device,
@@ -466,13 +500,13 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
       static_cast<Ctx*>(m->manager_ctx)->owner = self_obj.ptr();
       Py_INCREF(self_obj.ptr());
     }
-    zoo_export(a, copy, &m->dl_tensor, &m->flags, static_cast<Ctx*>(m->manager_ctx));
+    m = zoo_act(zoo_export(a, copy, &m->dl_tensor, &m->flags, static_cast<Ctx*>(m->manager_ctx)), m, a, do_copy);
     cap = make_capsule(m, bug("versioned_named_legacy") ? "dltensor" : "dltensor_versioned", true);
   } else {
     auto* m = new_managed<DLManagedTensor>(a, do_copy);
     static_cast<Ctx*>(m->manager_ctx)->leaks = leaks;
     if (mislabel) m->dl_tensor.dtype.code = kDLInt;
-    zoo_export(a, copy, &m->dl_tensor, nullptr, static_cast<Ctx*>(m->manager_ctx));
+    m = zoo_act(zoo_export(a, copy, &m->dl_tensor, nullptr, static_cast<Ctx*>(m->manager_ctx)), m, a, do_copy);
     cap = make_capsule(m, bug("legacy_struct_named_versioned") ? "dltensor_versioned" : "dltensor", false);
   }
   if (bug("same_capsule")) a.last_capsule = cap;  // a cache: hands the capsule out again

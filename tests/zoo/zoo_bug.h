@@ -183,6 +183,13 @@ static int zoo_matches(const char* role, const DLTensor* t, int versioned, const
 
 static int zoo_kind(const char* kind) { return !strcmp(g_zoo.kind, kind); }
 
+/* An export made: alive for the repeat axis until zoo_export_gone (once per export). */
+static void zoo_count_export(Export* e) {
+  if (!g_zoo.on || e->zoo_live) return;
+  e->zoo_live = 1;
+  __atomic_add_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
+}
+
 /* The producer's bug, on a tensor it has just built (flags: the versioned struct's, else NULL).
  * A bug that cannot change this tensor (strides of a 0-d tensor, the flags of a legacy one) is
  * not a strike: the zoo counts it as never struck there, not as a miss. Returns what the
@@ -192,10 +199,7 @@ static int zoo_kind(const char* kind) { return !strcmp(g_zoo.kind, kind); }
 static int zoo_after_export(const DLPVRequest* req, DLTensor* t, uint64_t* flags, Export* e) {
   int struck = 1, asked = ZOO_NONE;
   const int matches = zoo_matches("producer", t, flags != NULL, req);
-  if (g_zoo.on && !e->zoo_live) { /* counted after the match: "again" means another one is alive */
-    e->zoo_live = 1;
-    __atomic_add_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
-  }
+  zoo_count_export(e); /* after the match: "again" means another one is alive */
   if (!matches) return ZOO_NONE;
   if (zoo_kind("elements") && t->data && zoo_elements(t) > 0 && t->device.device_type == kDLCPU)
     *((unsigned char*)t->data + t->byte_offset) ^= 0x5A;

@@ -363,9 +363,7 @@ M* zoo_act(int asked, M* m, const Array& a, bool copied) {
     again->version = m->version;
     again->flags = m->flags;
   }
-  auto* ctx = static_cast<Ctx*>(again->manager_ctx);
-  ctx->zoo.zoo_live = 1;
-  __atomic_add_fetch(&g_zoo_live_exports, 1, __ATOMIC_SEQ_CST);
+  zoo_count_export(&static_cast<Ctx*>(again->manager_ctx)->zoo);
   m->deleter(m);
   return again;
 }

@@ -186,6 +186,37 @@ void require_edge_values(CaseContext& ctx, PythonSubject& ps, const py::object& 
              "export: " + diff + "): " + what);
 }
 
+// The copy and no_copy twins: whether the export aliases the array (`source`: its element 0)
+// as copy= asked, and says so. The array API (__dlpack__, copy): "If True, the function must
+// always copy ... If False, the function must never copy" (KW-03, KW-04); a copy carries
+// IS_COPIED (FLAG-05), a view leaves it clear (FLAG-06, should). A tensor without elements has no
+// memory to alias: not judged.
+void judge_copy(CaseContext& ctx, const Call& a, const DLTensor* t, const std::optional<uintptr_t>& source,
+                bool copy_req, const std::string& what) {
+  const bool versioned = capsule_name(a.value) == "dltensor_versioned";
+  const uint64_t flags = versioned ? static_cast<const DLManagedTensorVersioned*>(capsule_pointer(a.value))->flags : 0;
+  const bool copied_flag = (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  if (!t->data) return;  // (a tensor without elements: LAYOUT-10 lets it carry no data)
+  const uintptr_t got = reinterpret_cast<uintptr_t>(element0(*t));
+  if (!source)
+    ctx.note("the array's own data address is unknown (no __array_interface__, __cuda_array_interface__ or "
+             "data_ptr(), and the package copies on every export), so whether this export aliases it is not checked: " +
+             what);
+  const bool aliases = source && got == *source;
+  if (source && copy_req)
+    ctx.check(!aliases, "KW-03", "copy=True always copies: the tensor does not alias the array: " + what,
+              "a different data address", fmt::format("the array's own address {:#x}", got));
+  if (source && !copy_req)
+    ctx.check(aliases, "KW-04", "copy=False never copies: the tensor aliases the array: " + what,
+              fmt::format("{:#x}", *source), fmt::format("{:#x}", got));
+  if (versioned && copy_req)
+    ctx.check(copied_flag, "FLAG-05", "copy=True: the copy is flagged IS_COPIED: " + what, "bit 1 set",
+              fmt::format("flags = {:#x}", flags));
+  if (versioned && !copy_req && aliases)
+    ctx.check_as(Severity::should, !copied_flag, "FLAG-06", "IS_COPIED is clear for a zero-copy export: " + what,
+                 "bit 1 clear", fmt::format("flags = {:#x}", flags));
+}
+
 // One export of `x` asked as the package's newest protocol asks: the capsule's tensor must read
 // the array's values.
 void producer_input(CaseContext& ctx) {
@@ -198,6 +229,7 @@ void producer_input(CaseContext& ctx) {
     const int values = input_space::edge_values(p) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN;
     const std::string request = p.count("request") ? p.at("request") : "";
     const bool read_only = request == "read_only", legacy = request == "legacy";
+    const bool copy_req = request == "copy", no_copy_req = request == "no_copy";
     // The values are read where they are: host memory, or a device's through its runtime (CUDA's
     // driver, a SYCL runtime's USM copies) when the validator can reach it.
     const int home = static_cast<int>(ps.home_device().device_type);
@@ -220,15 +252,37 @@ void producer_input(CaseContext& ctx) {
                                                       element_count(dims) == 1 ? "" : "s",
                                                       values ? " holding edge values" : "",
                                                       other_thread ? ", exported on another thread" : "",
-                                                      legacy ? ", asked with no keywords (legacy)" : ""));
+                                                      legacy ? ", asked with no keywords (legacy)"
+                                                      : copy_req ? ", asked with copy=True"
+                                                      : no_copy_req ? ", asked with copy=False" : ""));
     if (values == DLPV_VALUES_EDGE) require_edge_values(ctx, ps, x, dtype, dims, layout_of(layout), what);
-    const py::dict kw = legacy ? py::dict() : newest_kwargs(ps);
+    py::dict kw = legacy ? py::dict() : newest_kwargs(ps);
+    if (copy_req || no_copy_req) kw["copy"] = py::bool_(copy_req);
+    // Where the array's own memory is: its address as the package states it (NumPy's and
+    // CUDA's array interfaces, data_ptr()), else, for a package that lends its storage, that of
+    // an export asked without copy= (a view of the array).
+    std::optional<uintptr_t> source;
+    if ((copy_req || no_copy_req) && element_count(dims) > 0) {
+      source = library_address(x);
+      if (!source && ps.never_lends().empty()) source = capsule_address(call_dlpack(x, newest_kwargs(ps)).value);
+    }
     ctx.phase("export");
     Call a, b;
     on_thread(other_thread, [&] {
       a = call_dlpack(x, kw);
       if (again) b = call_dlpack(x, kw);
     });
+    // The array API (__dlpack__, Raises): "BufferError: when the data cannot be exported as
+    // DLPack (e.g., incompatible dtype, strides, or device)". A refusal is the package's to make
+    // (a skip here); another exception type is ERR-01's warning (failures that are no refusal,
+    // running out of memory among them, end the case before this: is_no_refusal). A refusal of
+    // copy= is python.kw.copy_true's and python.kw.copy_false's to judge (KW-03, KW-04): a skip.
+    if (a.raised && !a.buffer_error && !copy_req && !no_copy_req) {
+      ctx.check_as(Severity::should, false, "ERR-01",
+                   "__dlpack__ refuses with BufferError what it does not export (the array API, __dlpack__ Raises): " +
+                       what, "a capsule, or BufferError", a.text);
+      return;
+    }
     if (a.raised) ctx.skip("__dlpack__ refused " + what + ": " + a.text + " (python.request.* and "
                            "producer.tensor.* judge refusals)");
     ctx.phase("inspect");
@@ -264,6 +318,7 @@ void producer_input(CaseContext& ctx) {
     const std::string diff = data_mismatch(*t, dims, dtype, layout_of(layout), values);
     ctx.check_as(Severity::must, diff.empty(), "LAYOUT-07",
               "the tensor's data, byte_offset, shape and strides read the array's values: " + what, "the pattern", diff);
+    if (copy_req || no_copy_req) judge_copy(ctx, a, t, source, copy_req, what);
     if (!again) {
       a = Call();
       x = py::none();
@@ -281,6 +336,19 @@ void producer_input(CaseContext& ctx) {
               "two exports of one array alive at once are distinct capsules with distinct managed tensors",
               "distinct", "the same managed tensor");
     if (u) {
+      // The second export is judged as the first: its dtype, its flags, then its values.
+      if (!ctx.check(u->dtype.code == dtype.code && u->dtype.bits == dtype.bits && u->dtype.lanes == dtype.lanes,
+                     dtype_req, "the second export's dtype is the DLPack encoding of the array's element type: " + what,
+                     dtype_name(dtype), fmt::format("({}, {}, {})", u->dtype.code, u->dtype.bits, u->dtype.lanes)))
+        return;
+      if (capsule_name(b.value) == "dltensor_versioned") {
+        const auto* m = static_cast<const DLManagedTensorVersioned*>(capsule_pointer(b.value));
+        cases::check_defined_flags(ctx, m->version, m->flags, "the second export of " + what);
+        if (read_only && !(m->flags & DLPACK_FLAG_BITMASK_IS_COPIED))
+          ctx.check_as(Severity::should, (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "FLAG-02",
+                       "the second export of a read-only array without a copy carries READ_ONLY: " + what,
+                       "bit 0 set", fmt::format("flags = {:#x}", m->flags));
+      }
       const std::string diff2 = data_mismatch(*u, dims, dtype, layout_of(layout), values);
       ctx.check(diff2.empty(), "LAYOUT-07", "the second export reads the same values: " + what, "the pattern", diff2);
     }
@@ -298,7 +366,7 @@ DLPV_CASES {
   Declare("python.input.producer", "__dlpack__ of a {dtype} {layout} {size} array ({thread} thread, {repeat}) "
           "describes its values")
       .must({"LAYOUT-07", "LAYOUT-05", "DTYPE-02", "DTYPE-10", "DTYPE-11", "CAP-10", "CAP-01", "DEL-01", "FLAG-01",
-             "FLAG-02"}).python()
+             "FLAG-02", "KW-03", "KW-04", "FLAG-05", "FLAG-06", "ERR-01"}).python()
       .also_needs(need::producer_protocol)
       .combine("dtype", input_space::kDtypes).combine("layout", input_space::kLayouts)
       .combine("size", input_space::kSizes).combine("thread", input_space::kThreads)
@@ -306,10 +374,14 @@ DLPV_CASES {
       .pairwise()
       .widen("size", {"row"})
       .extend("values", input_space::kValues)
-      .extend("request", {"read_only", "legacy"})
+      .extend("request", {"read_only", "legacy", "copy", "no_copy"},
+              [](Declare& d, const std::string& q) {
+                if (q == "copy" || q == "no_copy") d.also_needs(need::copy_keyword);
+              })
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
                   "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks", "export_narrow_values",
-                  "export_undefined_flag", "lent_export_leaks", "no_read_only_flag", "legacy_struct_named_versioned"})
+                  "export_undefined_flag", "lent_export_leaks", "no_read_only_flag", "legacy_struct_named_versioned",
+                  "copy_true_aliases", "copy_false_copies", "refusal_type_error"})
       .run(producer_input);
 }
 

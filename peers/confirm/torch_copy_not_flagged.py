@@ -1,6 +1,6 @@
 """torch: __dlpack__(max_version=(1, 3), copy=True) copies but does not set IS_COPIED (FLAG-05,
 a MUST: "When a copy happens, the DLPACK_FLAG_BITMASK_IS_COPIED flag must be set").
-Cases: producer.flags.is_copied.*, python.kw.copy_true."""
+Cases: producer.flags.is_copied.*, python.kw.copy_true, python.input.producer.*.copy."""
 import torch
 
 from _dl import IS_COPIED, confirmed, managed

@@ -67,6 +67,7 @@ struct Call {
   bool raised = false;
   std::string type;         ///< exception type name
   std::string text;         ///< "Type: message"
+  bool buffer_error = false;  ///< raised BufferError or a subclass of it
   bool is(const char* t) const { return raised && type == t; }
   std::string what() const;
 };
@@ -81,6 +82,7 @@ Call attempt(F&& f) {
     if (is_no_refusal(e)) throw NotARefusal{"raised " + describe(e)};
     c.raised = true;
     c.type = exception_type(e);
+    c.buffer_error = e.matches(PyExc_BufferError);
     c.text = describe(e);
     c.value = py::none();
   }

@@ -56,11 +56,20 @@ std::optional<uintptr_t> library_address(py::handle x) {
       return py::dict(x.attr("__array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
     if (py::hasattr(x, "__cuda_array_interface__"))  // CuPy, Numba: a device address
       return py::dict(x.attr("__cuda_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
-    if (py::hasattr(x, "__sycl_usm_array_interface__"))  // dpnp, dpctl: a USM address
-      return py::dict(x.attr("__sycl_usm_array_interface__"))["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+    if (py::hasattr(x, "__sycl_usm_array_interface__")) {  // dpnp, dpctl: a USM address
+      // Its `data` is the allocation's; element 0 lies `offset` elements past it (counted in
+      // elements of the typestr's size: a reversed view of 24 complex64 says offset 23).
+      const py::dict i = x.attr("__sycl_usm_array_interface__");
+      const auto base = i["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+      const auto offset = i.contains("offset") ? i["offset"].cast<int64_t>() : 0;
+      const auto typestr = i["typestr"].cast<std::string>();
+      const auto itemsize = typestr.size() > 2 ? std::stoll(typestr.substr(2)) : 0;
+      return base + static_cast<uintptr_t>(offset * itemsize);
+    }
     if (py::hasattr(x, "data_ptr")) return x.attr("data_ptr")().cast<uintptr_t>();
   } catch (py::error_already_set&) {
   } catch (const py::cast_error&) {
+  } catch (const std::logic_error&) {  // a typestr without a size
   }
   return std::nullopt;
 }

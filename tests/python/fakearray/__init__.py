@@ -38,6 +38,8 @@ KNOWN_BUGS = frozenset({
     "consumer_device_never_queried",
     # every __dlpack__ raises MemoryError: a failure, never a clean refusal (ERR-02)
     "export_memory_error",
+    # int16 arrays refused with TypeError instead of BufferError (ERR-01)
+    "refusal_type_error",
     # from_dlpack writes (the same value) into a READ_ONLY tensor's data: FLAG-04
     "consumer_writes_read_only",
     # only some inputs (python.input.*): >= 1 Ki non-compact elements read as compact; another

@@ -437,6 +437,10 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
   // export_memory_error: every export fails with MemoryError (an out-of-memory failure is no
   // refusal: ERR-02).
   if (bug("export_memory_error")) raise(PyExc_MemoryError, "cannot allocate the export");
+  // refusal_type_error: int16 arrays are refused with TypeError, not BufferError (ERR-01: the
+  // array API's __dlpack__ raises "BufferError: when the data cannot be exported as DLPack").
+  if (bug("refusal_type_error") && a.dtype.code == kDLInt && a.dtype.bits == 16)
+    raise(PyExc_TypeError, "fakearray does not export int16 arrays");
   bool do_copy = false;
   if (!copy.is_none()) do_copy = copy.cast<bool>();
   // lawful_always_copies: storage that cannot be lent (tiled, or immutable): every export is a

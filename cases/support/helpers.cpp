@@ -192,6 +192,17 @@ Exported export_or_skip(CaseContext& ctx, bool versioned, const Request& r, cons
                      : ctx.subject().export_legacy(r.req, &e.l);
   const std::string what = fmt::format("{} {} {}", dtype_name(r.req.dtype),
                                        shape_text(r.shape), layout_name(r.req.layout));
+  // A Python package's refusal with another exception than BufferError: the array API's
+  // __dlpack__ "Raises: BufferError: when the data cannot be exported as DLPack (e.g.,
+  // incompatible dtype, strides, or device)" (ERR-01, should). The refusal itself is the
+  // package's to make.
+  if (rc == DLPV_UNSUPPORTED && speaks_python(ctx) && !ctx.subject().refusal_not_buffer_error().empty()) {
+    ctx.check_as(Severity::should, false, "ERR-01",
+                 fmt::format("__dlpack__ refuses with BufferError what it does not export (the array API, __dlpack__ "
+                             "Raises): the {} export of {}", kind_name(versioned), what),
+                 "a capsule, or BufferError", ctx.subject().refusal_not_buffer_error());
+    ctx.stop();
+  }
   if (rc == DLPV_UNSUPPORTED)
     ctx.skip(speaks_python(ctx) ? fmt::format("no {} export of {}: {}", kind_name(versioned), what,
                                               ctx.subject().last_error())

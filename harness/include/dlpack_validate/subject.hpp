@@ -97,6 +97,11 @@ class Subject {
   /// cycles (DEL-01, DEL-11) turn it on, so that what they measure is the export and its deleter,
   /// not the making of source arrays.
   virtual void reuse_sources(bool on) { (void)on; }
+  /// When the last export was refused (DLPV_UNSUPPORTED) by the library with an exception other
+  /// than BufferError, that exception ("Type: message"); else empty. The array API's __dlpack__
+  /// raises "BufferError: when the data cannot be exported as DLPack" (ERR-01, should). A
+  /// plugin's refusal is a return code: always empty.
+  virtual std::string refusal_not_buffer_error() const { return {}; }
   /// Waits for the work the library has queued and not yet finished (a SYCL queue's tasks,
   /// whose completion frees their memory on the runtime's own threads), so that a heap reading
   /// after it counts what the library keeps, not what it is about to free. A synchronisation

@@ -23,6 +23,7 @@ namespace dlpv::python {
 namespace {
 thread_local std::string t_last_error;
 thread_local bool t_refused_by_adapter = false;  // the last error is the adapter's NotImplemented
+thread_local std::string t_refusal_not_buffer_error;  // the last export's refusal, when not a BufferError
 
 py::tuple version_tuple(DLPackVersion v) { return py::make_tuple(v.major, v.minor); }
 }  // namespace
@@ -211,8 +212,10 @@ py::object PythonSubject::from_dlpack(py::handle obj, py::dict kwargs) {
 void PythonSubject::set_error(const std::string& message) {
   t_last_error = message;
   t_refused_by_adapter = false;
+  t_refusal_not_buffer_error.clear();
 }
 bool PythonSubject::refused_by_validator() const { return t_refused_by_adapter; }
+std::string PythonSubject::refusal_not_buffer_error() const { return t_refusal_not_buffer_error; }
 std::string PythonSubject::last_error() { return t_last_error.empty() ? "(no error recorded)" : t_last_error; }
 std::string PythonSubject::image_path() const { return image_; }
 
@@ -287,7 +290,21 @@ int export_capsule(const DLPVRequest& req, bool versioned, Source&& source, Erro
   if (PyErr_Occurred()) PyErr_Clear();
   try {
     std::vector<int64_t> shape(req.shape, req.shape + req.ndim);
-    py::object x = source(req, shape);
+    py::object x;
+    try {
+      x = source(req, shape);
+    } catch (py::error_already_set& e) {
+      // The adapter's make() failed before anything was asked of __dlpack__: the package cannot
+      // make this array here (a skip naming why), never a refusal of the export; running out of
+      // memory there is no answer to any request (an error).
+      if (is_failure_not_refusal(e)) {
+        error("making the source array failed before any export: " + describe(e));
+        return DLPV_ERROR;
+      }
+      throw PythonSubject::NotImplemented{fmt::format("the package cannot make {} {} {} array here: the adapter's "
+                                                      "make() raised {}", with_article(layout_name(req.layout)),
+                                                      dtype_name(req.dtype), shape_text(shape), describe(e))};
+    }
     py::dict kw = export_kwargs(req);
     if (versioned) kw["max_version"] = version_tuple(req.max_version);
     py::object cap = x.attr("__dlpack__")(**kw);
@@ -317,6 +334,7 @@ int export_capsule(const DLPVRequest& req, bool versioned, Source&& source, Erro
     // failure no request can be refused with: out of memory, an interpreter error (ERR-02).
     const bool failed = is_failure_not_refusal(e);
     error("__dlpack__ raised " + describe(e) + (failed ? ": a failure, not a refusal (ERR-02)" : ""));
+    if (!failed && !e.matches(PyExc_BufferError)) t_refusal_not_buffer_error = describe(e);
     return failed ? DLPV_ERROR : DLPV_UNSUPPORTED;
   } catch (const std::exception& e) {
     error(e.what());

@@ -83,6 +83,7 @@ class PythonSubject final : public Subject {
   const DLPackExchangeAPI* exchange_api() override;
   std::string last_error() override;
   bool refused_by_validator() const override;
+  std::string refusal_not_buffer_error() const override;
   std::string image_path() const override;
 
   // ---- for Python-protocol cases (GIL held by the caller) ----------------------------

@@ -1,6 +1,7 @@
 // cases/producer/flags.cpp: producer.flags.*: the flag bits of a versioned export: only bits
 // defined for its version (FLAG-01, FLAG-06, FLAG-07), IS_COPIED on a copy (FLAG-05), READ_ONLY
-// for a read-only source (FLAG-02); on float32 3x4 and every rule sample.
+// for a read-only source (FLAG-02), and a copy that is not the source where its address is known
+// (KW-03); on float32 3x4 and every rule sample.
 // SPDX-License-Identifier: Apache-2.0
 
 #include <fmt/format.h>
@@ -50,11 +51,19 @@ void flags_is_copied(CaseContext& ctx) {
   ctx.check((e.v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, "FLAG-05",
             "an export made as a copy (copy=True) sets IS_COPIED", "bit 1 set",
             fmt::format("flags = {:#x}", e.v->flags));
+  // Where the library states its source array's address (a Python package), the copy must not
+  // be that array: the array API (__dlpack__, copy): "If True, the function must always copy"
+  // (KW-03). A plugin makes its source inside its exporter: only the flag is seen there.
+  const auto source = ctx.subject().last_source_address();
+  const auto got = reinterpret_cast<uintptr_t>(e.v->dl_tensor.data) + e.v->dl_tensor.byte_offset;
+  if (source && e.v->dl_tensor.data)
+    ctx.check(got != *source, "KW-03", "copy=True always copies: the export does not alias the source array",
+              "a data address other than the array's", fmt::format("the array's own address {:#x}", got));
 }
 
 DLPV_CASES {
   Declare("producer.flags.is_copied", "a copy=True export sets IS_COPIED")
-      .must({"FLAG-05"}).role(Role::producer).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
+      .must({"FLAG-05", "KW-03"}).role(Role::producer).layout(DLPV_LAYOUT_CONTIGUOUS).device(kCpu0)
       .needs({need::copy_keyword}).per_kind({StructKind::versioned}).per_sample()
       .proven_by({"no_is_copied"})
       .run(flags_is_copied);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,11 @@ class Subject {
   /// raises "BufferError: when the data cannot be exported as DLPack" (ERR-01, should). A
   /// plugin's refusal is a return code: always empty.
   virtual std::string refusal_not_buffer_error() const { return {}; }
+  /// Element 0's address in the array the last export was asked of, as the library states it
+  /// (a Python package's array interface or data_ptr()), so that a copy can be told from a view
+  /// (KW-03); none for a plugin, whose source is made inside its exporter, or for a package
+  /// that states no address.
+  virtual std::optional<uintptr_t> last_source_address() const { return std::nullopt; }
   /// Waits for the work the library has queued and not yet finished (a SYCL queue's tasks,
   /// whose completion frees their memory on the runtime's own threads), so that a heap reading
   /// after it counts what the library keeps, not what it is about to free. A synchronisation

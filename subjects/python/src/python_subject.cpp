@@ -24,6 +24,7 @@ namespace {
 thread_local std::string t_last_error;
 thread_local bool t_refused_by_adapter = false;  // the last error is the adapter's NotImplemented
 thread_local std::string t_refusal_not_buffer_error;  // the last export's refusal, when not a BufferError
+thread_local std::optional<uintptr_t> t_last_source;  // element 0 of the last export's source array
 
 py::tuple version_tuple(DLPackVersion v) { return py::make_tuple(v.major, v.minor); }
 }  // namespace
@@ -216,6 +217,7 @@ void PythonSubject::set_error(const std::string& message) {
 }
 bool PythonSubject::refused_by_validator() const { return t_refused_by_adapter; }
 std::string PythonSubject::refusal_not_buffer_error() const { return t_refusal_not_buffer_error; }
+std::optional<uintptr_t> PythonSubject::last_source_address() const { return t_last_source; }
 std::string PythonSubject::last_error() { return t_last_error.empty() ? "(no error recorded)" : t_last_error; }
 std::string PythonSubject::image_path() const { return image_; }
 
@@ -291,6 +293,7 @@ int export_capsule(const DLPVRequest& req, bool versioned, Source&& source, Erro
   try {
     std::vector<int64_t> shape(req.shape, req.shape + req.ndim);
     py::object x;
+    t_last_source.reset();
     try {
       x = source(req, shape);
     } catch (py::error_already_set& e) {
@@ -305,6 +308,7 @@ int export_capsule(const DLPVRequest& req, bool versioned, Source&& source, Erro
                                                       "make() raised {}", with_article(layout_name(req.layout)),
                                                       dtype_name(req.dtype), shape_text(shape), describe(e))};
     }
+    t_last_source = library_address(x);
     py::dict kw = export_kwargs(req);
     if (versioned) kw["max_version"] = version_tuple(req.max_version);
     py::object cap = x.attr("__dlpack__")(**kw);

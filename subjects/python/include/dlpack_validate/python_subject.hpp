@@ -84,6 +84,7 @@ class PythonSubject final : public Subject {
   std::string last_error() override;
   bool refused_by_validator() const override;
   std::string refusal_not_buffer_error() const override;
+  std::optional<uintptr_t> last_source_address() const override;
   std::string image_path() const override;
 
   // ---- for Python-protocol cases (GIL held by the caller) ----------------------------
@@ -170,7 +171,7 @@ std::string capsule_name(py::handle obj);  ///< "" if not a capsule; "<NULL>" if
 void* capsule_pointer(py::handle obj);     ///< pointer under the capsule's own name, or null
 
 /// The library's own element-0 address of an array, if it exposes one (__array_interface__,
-/// __cuda_array_interface__, data_ptr()).
+/// __cuda_array_interface__, __sycl_usm_array_interface__ with its offset, data_ptr()).
 std::optional<uintptr_t> library_address(py::handle x);
 
 /// Element-0 address of a CPU tensor (data + byte_offset).

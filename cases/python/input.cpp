@@ -199,9 +199,9 @@ void judge_copy(CaseContext& ctx, const Call& a, const DLTensor* t, const std::o
   if (!t->data) return;  // (a tensor without elements: LAYOUT-10 lets it carry no data)
   const uintptr_t got = reinterpret_cast<uintptr_t>(element0(*t));
   if (!source)
-    ctx.note("the array's own data address is unknown (no __array_interface__, __cuda_array_interface__ or "
-             "data_ptr(), and the package copies on every export), so whether this export aliases it is not checked: " +
-             what);
+    ctx.note("the array's own data address is unknown (no __array_interface__, __cuda_array_interface__, "
+             "__sycl_usm_array_interface__ or data_ptr(), and the package copies on every export), so whether this "
+             "export aliases it is not checked: " + what);
   const bool aliases = source && got == *source;
   if (source && copy_req)
     ctx.check(!aliases, "KW-03", "copy=True always copies: the tensor does not alias the array: " + what,

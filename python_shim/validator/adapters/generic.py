@@ -517,8 +517,13 @@ class Adapter:
 
     def _check_layout(self, array, shape, want, layout):
         """A copy would make the package's array compact: it must not be judged on strides it
-        never had. The layout counts only where the array's export shows the source's strides."""
-        with Export(array) as e:
+        never had. The layout counts only where the array's export shows the source's strides. An
+        export that fails here is the case's own export's to judge (as in _check_values)."""
+        try:
+            export = Export(array)
+        except NotImplementedError:
+            return
+        with export as e:
             got_shape, got = e.shape(), e.strides()
         same = got_shape == shape and all(a == b for s, a, b in zip(shape, got, want) if s > 1)
         if not same:

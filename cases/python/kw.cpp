@@ -43,13 +43,21 @@ void keywords_accepted(CaseContext& ctx) {
       ctx.check_as(sev, !c.is("TypeError"), "KW-01",
                    fmt::format("__dlpack__ accepts the keyword-only argument {}=", key),
                    "no TypeError", c.what());
+      // A plain float32 array asked with a keyword it takes: a capsule, or a refusal that is a
+      // BufferError (the array API, __dlpack__ Raises: "BufferError: when the data cannot be
+      // exported as DLPack"); another exception type is ERR-01's warning.
+      if (c.raised && !c.is("TypeError"))
+        ctx.check_as(Severity::should, c.buffer_error, "ERR-01",
+                     fmt::format("__dlpack__({}=...) of a plain float32 3x4 array answers with a capsule or "
+                                 "BufferError", key),
+                     "a capsule, or BufferError", c.what());
     }
   });
 }
 
 DLPV_CASES {
   Declare("python.kw.keywords_accepted", "__dlpack__ accepts stream, max_version, dl_device and copy (2023.12)")
-      .should({"KW-01"}).python().also_needs(need::producer_protocol)
+      .should({"KW-01", "ERR-01"}).python().also_needs(need::producer_protocol)
       .proven_by({"no_dl_device_kw"})
       .run(keywords_accepted);
 }

@@ -139,6 +139,7 @@ class PythonSubject final : public Subject {
   bool make_takes_values();
   std::string source_key_;   ///< the request that made source_
   py::object source_;
+  std::optional<uintptr_t> source_address_;  ///< source_'s element 0, read once when it was made
   std::string unavailable_;  ///< why nothing can be exercised (the adapter declares no device)
   std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
   py::object exchange_type_;  ///< the array type carrying a __dlpack_c_exchange_api__ capsule

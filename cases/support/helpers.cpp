@@ -365,9 +365,13 @@ bool read_back_matches(CaseContext& ctx, void* array, const std::vector<uint8_t>
     ctx.check_as(Severity::must, false, "DEL-02",
                  "the consumer called the deleter during import but still uses the released tensor (poisoned by the deleter)",
                  "its own copy of the elements", diff);
+  // Generic mode reads the import back through the package's own export: the package is the
+  // party either way, but the rule may be a producer's, and the finding says so.
+  const std::string route = diff.empty() ? std::string() : ctx.subject().read_back_route();
   // Wrong elements fail as MUST on every dtype, layout and route: a rule may let a consumer
   // refuse a tensor (a SHOULD about the refusal), never misread one it took.
-  return ctx.check_as(Severity::must, diff.empty(), requirement, what, "the reference pattern", diff);
+  return ctx.check_as(Severity::must, diff.empty(), requirement, route.empty() ? what : what + " (" + route + ")",
+                      "the reference pattern", diff);
 }
 
 }  // namespace dlpv::cases

@@ -128,6 +128,21 @@ def main():
         problems.append(f"versioned_named_legacy: {crashed[:10]} crashed or erred (the inspector must not read "
                         "a struct under the wrong name)")
 
+    # A producer bug read back by a consumer case: the read-back goes through the package's own
+    # export, and the finding says so (Subject::read_back_route), so the rule's side is not
+    # taken for granted.
+    zoo_env = dict(os.environ, DLPV_ZOO_BUG="producer dtype int16 strides",
+                   DLPV_ZOO_HITS=os.path.join(workdir, "zoo_hits"))
+    out = os.path.join(workdir, "readback_route.json")
+    subprocess.run([sys.executable, "-m", "validator", "-q", "-j", "1", "--json", out,
+                    "--filter", "consumer.alignment.odd.int16.legacy", "fakeplain"],
+                   capture_output=True, text=True, env=zoo_env)
+    rows = json.load(open(out))["results"] if os.path.exists(out) else []
+    row = rows[0] if rows else {}
+    if row.get("status") != "fail" or "read back through fakeplain's own __dlpack__" not in json.dumps(row):
+        problems.append(f"readback route: consumer.alignment.odd.int16.legacy ended {row.get('status')} without "
+                        f"the read-back route's note: {json.dumps(row)[:600]}")
+
     # 3. nothing to make arrays with
     p = subprocess.run([sys.executable, "-m", "validator", "-q", "json"], capture_output=True, text=True)
     if p.returncode != 2 or "no from_dlpack for generic mode" not in p.stderr:

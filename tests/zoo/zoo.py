@@ -6,11 +6,11 @@ cases catch: the mutation score per axis, per kind and per role, with every surv
 
   zoo.py run --validator BUILD/dlpack-validate --plugin BUILD/tests/libdlpv_zoo.so
              [--sample N --seed S] [--only ROLE[:AXIS]] [--bug "ROLE AXIS VALUE KIND" ...]
-             [--json OUT]
+             [--json OUT] [--first]
   zoo.py run --python "PY -m validator" --subject fakearray.variants:correct ...
              (the adapter route: fakearray's extension reads the same DLPV_ZOO_BUG; PYTHONPATH
              must hold the validator package and the fakearray stage)
-  zoo.py report OUT     the score of a run's --json again
+  zoo.py report OUT...  the score of a run's --json again (several: the shards of one run, added up)
 
 A bug is caught when some case ends fail, warn, crash, timeout or error where the clean run
 (no bug) ended pass or skip. A bug that never struck (no input the validator made had that
@@ -63,7 +63,8 @@ def run(args, bug, hits):
         env["DLPV_ZOO_HITS"] = hits
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         program = args.python.split() if args.python else [args.validator]
-        subprocess.run(program + ["--deterministic", "-q", "--json", out.name, args.subject or args.plugin],
+        first = ["-x", "--strict"] if bug and args.first else []
+        subprocess.run(program + ["--deterministic", "-q"] + first + ["--json", out.name, args.subject or args.plugin],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         record = json.load(open(out.name))
     return {r["id"]: r["status"] for r in record["results"]}
@@ -83,11 +84,19 @@ def main():
     r.add_argument("--only", help="ROLE or ROLE:AXIS")
     r.add_argument("--bug", action="append", default=[], help="run only this bug (repeatable): 'ROLE AXIS VALUE KIND'")
     r.add_argument("--json", help="write the results here")
+    r.add_argument("--shard", help="I/N: run only the bugs whose place in the list is I modulo N (0 <= I < N), to "
+                   "run a full route as N processes at once; 'report' adds the shards' --json files up")
+    r.add_argument("--first", action="store_true",
+                   help="stop each bugged run at its first unexpected result (the validator's -x --strict): the "
+                   "same caught/survived verdicts, each caught bug named by one case; what makes the generic "
+                   "route's full run last minutes, not hours")
     p = sub.add_parser("report", help="print the score of a run's --json again")
-    p.add_argument("file")
+    p.add_argument("file", nargs="+", help="one run's --json, or the --json of each shard of one run")
     args = ap.parse_args()
     if args.cmd == "report":
-        report(json.load(open(args.file))["bugs"])
+        rows = [row for f in args.file for row in json.load(open(f))["bugs"]]
+        order = {" ".join(b): i for i, b in enumerate(bugs())}
+        report(sorted(rows, key=lambda r: order.get(r["bug"], len(order))))
         return 0
 
     if not ((args.validator and args.plugin) or (args.python and args.subject)):
@@ -105,6 +114,15 @@ def main():
             print(f"zoo: no such bug: {unknown[0]!r} (ROLE AXIS VALUE KIND, from the lists in zoo.py)", file=sys.stderr)
             return 2
         todo = [b for b in todo if b in wanted]
+    if args.shard:
+        try:
+            index, count = (int(x) for x in args.shard.split("/"))
+            if not 0 <= index < count:
+                raise ValueError
+        except ValueError:
+            print(f"zoo: --shard takes I/N with 0 <= I < N, not {args.shard!r}", file=sys.stderr)
+            return 2
+        todo = todo[index::count]
     if args.sample:
         todo = sorted(random.Random(args.seed).sample(todo, min(args.sample, len(todo))), key=bugs().index)
     clean = run(args, None, None)

@@ -108,6 +108,11 @@ class Subject {
   /// (KW-03); none for a plugin, whose source is made inside its exporter, or for a package
   /// that states no address.
   virtual std::optional<uintptr_t> last_source_address() const { return std::nullopt; }
+  /// How an imported array is read back, when that way goes through the library's own export
+  /// (generic mode: the array's __dlpack__), so that a consumer case's wrong elements can say
+  /// the fault may be the export's; empty where the read-back is the subject's own (a plugin's
+  /// read_array, an adapter's to_bytes).
+  virtual std::string read_back_route() const { return {}; }
   /// Waits for the work the library has queued and not yet finished (a SYCL queue's tasks,
   /// whose completion frees their memory on the runtime's own threads), so that a heap reading
   /// after it counts what the library keeps, not what it is about to free. A synchronisation

@@ -363,6 +363,10 @@ class Adapter:
             self._np = None
         self._init_called = self._first_contact()
         self.notes = self._notes(forced_over)
+        # Said beside every consumer case whose read-back differs (Subject::read_back_route).
+        self.read_back = (f"read back through {self.module_name}'s own __dlpack__ (generic mode): an export that "
+                          "misdescribes the array (strides, shape, dtype, byte_offset) shows here too, so the fault "
+                          "may be the producer's; the producer cases of the same dtype and layout tell which")
 
     # -- first contact: does from_dlpack take an object with __dlpack__, or a capsule? ----
     def _first_contact(self):

@@ -135,6 +135,13 @@ PythonSubject::PythonSubject(py::object adapter, std::string spec, int index)
       info_.notes.push_back("adapter.notes is not a list of strings: " + describe(e));
     }
   }
+  if (py::hasattr(adapter_, "read_back")) {
+    try {
+      read_back_ = py::str(adapter_.attr("read_back")).cast<std::string>();
+    } catch (py::error_already_set& e) {
+      info_.notes.push_back("adapter.read_back is not a string: " + describe(e));
+    }
+  }
   run_load_checks();
 }
 

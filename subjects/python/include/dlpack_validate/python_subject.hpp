@@ -85,6 +85,8 @@ class PythonSubject final : public Subject {
   bool refused_by_validator() const override;
   std::string refusal_not_buffer_error() const override;
   std::optional<uintptr_t> last_source_address() const override;
+  /// The adapter's optional `read_back` attribute (generic mode names its route there).
+  std::string read_back_route() const override { return read_back_; }
   std::string image_path() const override;
 
   // ---- for Python-protocol cases (GIL held by the caller) ----------------------------
@@ -133,6 +135,7 @@ class PythonSubject final : public Subject {
   int import_common(void* managed, bool versioned, void** out_array);
 
   py::object adapter_;
+  std::string read_back_;    ///< adapter.read_back, read once at load
   DLDevice home_{kDLCPU, 0};
   bool reuse_ = false;       ///< reuse_sources(): the last export's source array is exported again
   std::optional<bool> make_takes_values_;  ///< adapter.make has a values= keyword (read once)

@@ -23,6 +23,9 @@ namespace dlpv::protocol {
 
 constexpr int kCommandFd = 3;
 constexpr int kEventFd = 4;
+/// A memory file holding the supervisor's covers (cover::memo_text), so that a worker does not
+/// compute them again; the worker reads it as its cases register and closes it.
+constexpr int kCoversFd = 5;
 /// Where the worker keeps them once started (out of the library's way, close-on-exec): fixed
 /// numbers, so that the supervisor can check that they are still its pipes.
 constexpr int kWorkerCommandFd = 500;

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlpack_validate/bench.hpp>
 #include <dlpack_validate/cuda.hpp>
+#include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/runner.hpp>
 #include <fcntl.h>
 #include <signal.h>
@@ -131,6 +132,7 @@ struct Worker {
     signal(SIGPIPE, SIG_IGN);
     g_command_fd = move_to(protocol::kCommandFd, protocol::kWorkerCommandFd);
     g_event_fd = move_to(protocol::kEventFd, protocol::kWorkerEventFd);
+    cover::memo_load("");  // reads (and closes) the supervisor's covers if no case has yet
     apply_memory_limit();
   }
 

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "worker_process.hpp"
 
+#include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/subject.hpp>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -66,6 +68,31 @@ int dup_high(int fd) {
   return high;
 }
 
+/// The covers this process found while its cases registered, in a memory file made at the first
+/// spawn (every case has registered by then) and handed to every worker at kCoversFd; -1 when it
+/// cannot be made (each worker then computes its own).
+int covers_file() {
+  static const int fd = [] {
+    const int made = memfd_create("dlpack-validate-covers", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (made < 0) return -1;
+    const int high = dup_high(made);
+    const std::string text = cover::memo_text();
+    size_t done = 0;
+    while (high >= 0 && done < text.size()) {
+      const ssize_t n = write(high, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    // Sealed: the reader takes only a descriptor sealed so (cover::memo), never a stray fd 5.
+    if (high >= 0 && (done < text.size() || fcntl(high, F_ADD_SEALS, cover::kCoversSeals) != 0)) {
+      close(high);
+      return -1;
+    }
+    return high;
+  }();
+  return fd;
+}
+
 }  // namespace
 
 namespace {
@@ -99,6 +126,7 @@ struct SpawnSettings {
     posix_spawn_file_actions_adddup2(&files, p.err[1], 2);
     posix_spawn_file_actions_adddup2(&files, p.ctl[0], protocol::kCommandFd);
     posix_spawn_file_actions_adddup2(&files, p.evt[1], protocol::kEventFd);
+    if (covers_file() >= 0) posix_spawn_file_actions_adddup2(&files, covers_file(), protocol::kCoversFd);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     posix_spawnattr_setpgroup(&attr, 0);
@@ -139,7 +167,7 @@ std::vector<std::string> worker_environment(unsigned long long memory_limit_mib,
 #endif
   for (char** e = environ; e && *e; ++e) {
     if (named(*e, kMemoryLimitVar) || named(*e, "DLPV_WORKER_LAZY") || named(*e, "DLPV_WORKER_PRELOAD") ||
-        named(*e, kSkipStepsVar))
+        named(*e, kSkipStepsVar) || named(*e, cover::kCoversFdVar))
       continue;
 #ifdef DLPV_UNDER_ASAN
     if (named(*e, "ASAN_OPTIONS")) continue;
@@ -154,6 +182,7 @@ std::vector<std::string> worker_environment(unsigned long long memory_limit_mib,
     env.push_back(list);
   }
   if (!skip_steps.empty()) env.push_back(std::string(kSkipStepsVar) + "=" + skip_steps);
+  if (covers_file() >= 0) env.push_back(std::string(cover::kCoversFdVar) + "=" + std::to_string(protocol::kCoversFd));
   return env;
 }
 

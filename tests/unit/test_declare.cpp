@@ -193,6 +193,28 @@ TEST_CASE("cover::greedy (lazy) takes exactly the points of the plain full scan"
   }
 }
 
+TEST_CASE("covers are computed once: the memo a worker is handed gives the same covers, and junk adds none") {
+  const std::vector<size_t> sizes{4, 3, 5, 2};
+  std::vector<std::vector<size_t>> groups;
+  for (size_t a = 0; a < sizes.size(); ++a)
+    for (size_t b = a + 1; b < sizes.size(); ++b) groups.push_back({a, b});
+  const auto cover = cover::greedy(sizes, groups);
+  CHECK(cover == cover::greedy_plain(sizes, groups));
+  const std::string text = cover::memo_text();
+  CHECK(text.rfind("dlpack-validate covers 1\n", 0) == 0);
+  CHECK(text.find("4,3,5,2|0-1,0-2,0-3,1-2,1-3,2-3\t") != std::string::npos);
+  CHECK(cover::memo_load(text) == 0);  // every cover is already kept
+  // A space nobody computed yet, handed in: greedy returns what it was handed, not a new search
+  // (this is how a worker skips the search; the handed points here are deliberately not a cover).
+  CHECK(cover::memo_load("dlpack-validate covers 1\n7,7|0-1\t1.2;3.4\n") == 1);
+  CHECK(cover::greedy({7, 7}, {{0, 1}}) == std::vector<std::vector<size_t>>{{1, 2}, {3, 4}});
+  // Junk is left out: another header, a point outside its space, a short point, no points.
+  CHECK(cover::memo_load("another header\n8,8|0-1\t1.2\n") == 0);
+  CHECK(cover::memo_load("dlpack-validate covers 1\n8,8|0-1\t1.9\n") == 0);
+  CHECK(cover::memo_load("dlpack-validate covers 1\n8,8|0-1\t1\n8,9|0-1\t\n8,10|0-1\t1.x\n") == 0);
+  CHECK(cover::greedy({8, 8}, {{0, 1}}) == cover::greedy_plain({8, 8}, {{0, 1}}));
+}
+
 TEST_CASE("a covered family's other points are made by id, the id its values give") {
   Declare("t.family", "title {a} {b} {c}").must({"LAYOUT-01"})
       .combine("a", {"x", "y", "z"}).combine("b", {"p", "q"}).combine("c", {"u", "v", "w"})

@@ -212,6 +212,20 @@ std::vector<std::vector<size_t>> greedy(const std::vector<size_t>& sizes, const 
 /// The same cover by a full scan of every point at every step (the unit tests' reference).
 std::vector<std::vector<size_t>> greedy_plain(const std::vector<size_t>& sizes,
                                               const std::vector<std::vector<size_t>>& groups);
+/// The covers are computed once per run, not once per process: greedy() keeps every cover it
+/// finds (or is handed) by its space, a worker is handed its supervisor's (memo_text() in a
+/// memory file at kCoversFd, worker_process.cpp) and loads them before its cases register.
+/// memo_text: every cover kept, one line each ("sizes|groups\tpoints"), after a header line.
+std::string memo_text();
+/// Adds the covers of a memo_text(); a line that does not parse, or whose points do not fit its
+/// space, is left out (that cover is then computed). Returns how many were added.
+size_t memo_load(const std::string& text);
+/// The variable naming the descriptor a worker reads its supervisor's covers from, and the seals
+/// that descriptor carries (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE): a process
+/// that inherits the variable but not the file (a child of the package's) reads nothing and
+/// closes nothing.
+constexpr const char* kCoversFdVar = "DLPV_COVERS_FD";
+constexpr int kCoversSeals = 0x0001 | 0x0002 | 0x0004 | 0x0008;
 }  // namespace cover
 
 }  // namespace dlpv

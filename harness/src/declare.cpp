@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <dlpack_validate/declare.hpp>
 #include <dlpack_validate/tensor.hpp>
 
@@ -430,6 +431,8 @@ namespace {
 
 using Cover = std::vector<std::vector<size_t>>;
 
+constexpr const char* kMemoHeader = "dlpack-validate covers 1";
+
 std::string space_key(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) {
   std::string key;
   for (size_t i = 0; i < sizes.size(); ++i) key += (i ? "," : "") + std::to_string(sizes[i]);
@@ -441,7 +444,41 @@ std::string space_key(const std::vector<size_t>& sizes, const std::vector<std::v
   return key;
 }
 
-constexpr const char* kMemoHeader = "dlpack-validate covers 1";
+/// `text` as numbers separated by `sep` (at least one, each of digits only); false otherwise.
+bool parse_numbers(const std::string& text, char sep, std::vector<size_t>& out) {
+  out.clear();
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, sep);) {
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    out.push_back(std::stoul(part));
+  }
+  return !out.empty() && text.back() != sep;
+}
+
+/// Adds the covers of a memo_text() to `covers` (those it does not hold yet); see memo_load.
+size_t load_into(std::map<std::string, Cover>& covers, const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kMemoHeader) return 0;
+  size_t added = 0;
+  while (std::getline(in, line)) {
+    const size_t bar = line.find('|'), tab = line.find('\t');
+    std::vector<size_t> sizes, point;
+    if (bar == std::string::npos || tab == std::string::npos || tab < bar ||
+        !parse_numbers(line.substr(0, bar), ',', sizes))
+      continue;
+    Cover cover;
+    std::istringstream points(line.substr(tab + 1));
+    bool ok = true;
+    for (std::string text_point; ok && std::getline(points, text_point, ';');) {
+      ok = parse_numbers(text_point, '.', point) && point.size() == sizes.size();
+      for (size_t a = 0; ok && a < point.size(); ++a) ok = point[a] < sizes[a];
+      cover.push_back(point);
+    }
+    if (ok && !cover.empty()) added += covers.emplace(line.substr(0, tab), std::move(cover)).second ? 1 : 0;
+  }
+  return added;
+}
 
 /// Reads all of descriptor `fd` from offset 0 (a worker's copy of its supervisor's memo) and
 /// closes it, so the library under test never sees it; nothing, and `fd` left alone, unless it
@@ -460,8 +497,6 @@ std::string read_all(int fd) {
   return text;
 }
 
-size_t load_into(std::map<std::string, Cover>& covers, const std::string& text);
-
 std::map<std::string, Cover>& memo() {
   static std::map<std::string, Cover> covers;
   static const bool loaded = [] {
@@ -473,84 +508,6 @@ std::map<std::string, Cover>& memo() {
   (void)loaded;
   return covers;
 }
-
-}  // namespace
-
-std::string memo_text() {
-  std::string text = std::string(kMemoHeader) + "\n";
-  for (const auto& [key, cover] : memo()) {
-    text += key + '\t';
-    for (size_t p = 0; p < cover.size(); ++p) {
-      text += p ? ";" : "";
-      for (size_t a = 0; a < cover[p].size(); ++a) text += (a ? "." : "") + std::to_string(cover[p][a]);
-    }
-    text += '\n';
-  }
-  return text;
-}
-
-size_t memo_load(const std::string& text) { return load_into(memo(), text); }
-
-namespace {
-
-size_t load_into(std::map<std::string, Cover>& covers, const std::string& text) {
-  std::vector<std::string> lines;
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  if (lines.empty() || lines[0] != kMemoHeader) return 0;
-  auto numbers = [](const std::string& s, char sep, std::vector<size_t>& out) {
-    out.clear();
-    size_t at = 0;
-    while (at <= s.size()) {
-      size_t end = s.find(sep, at);
-      if (end == std::string::npos) end = s.size();
-      const std::string part = s.substr(at, end - at);
-      if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) return false;
-      out.push_back(std::stoul(part));
-      at = end + 1;
-    }
-    return !out.empty();
-  };
-  size_t added = 0;
-  for (size_t l = 1; l < lines.size(); ++l) {
-    const std::string& line = lines[l];
-    const size_t bar = line.find('|'), tab = line.find('\t');
-    if (bar == std::string::npos || tab == std::string::npos || tab < bar) continue;
-    std::vector<size_t> sizes, point;
-    if (!numbers(line.substr(0, bar), ',', sizes)) continue;
-    Cover cover;
-    bool ok = true;
-    const std::string points = line.substr(tab + 1);
-    for (size_t at = 0; ok && at < points.size();) {
-      size_t end = points.find(';', at);
-      if (end == std::string::npos) end = points.size();
-      ok = numbers(points.substr(at, end - at), '.', point) && point.size() == sizes.size();
-      for (size_t a = 0; ok && a < point.size(); ++a) ok = point[a] < sizes[a];
-      if (ok) cover.push_back(point);
-      at = end + 1;
-    }
-    if (!ok || cover.empty()) continue;
-    added += covers.emplace(line.substr(0, tab), std::move(cover)).second ? 1 : 0;
-  }
-  return added;
-}
-
-Cover greedy_search(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups);
-
-}  // namespace
-
-std::vector<std::vector<size_t>> greedy(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) {
-  const std::string key = space_key(sizes, groups);
-  auto& covers = memo();
-  if (auto it = covers.find(key); it != covers.end()) return it->second;
-  return covers.emplace(key, greedy_search(sizes, groups)).first->second;
-}
-
-namespace {
 
 Cover greedy_search(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) {
   // greedy_plain's cover, found lazily: a point's gain (tuples it would newly cover) only falls as
@@ -599,6 +556,28 @@ Cover greedy_search(const std::vector<size_t>& sizes, const std::vector<std::vec
 }
 
 }  // namespace
+
+std::string memo_text() {
+  std::string text = std::string(kMemoHeader) + "\n";
+  for (const auto& [key, cover] : memo()) {
+    text += key + '\t';
+    for (size_t p = 0; p < cover.size(); ++p) {
+      text += p ? ";" : "";
+      for (size_t a = 0; a < cover[p].size(); ++a) text += (a ? "." : "") + std::to_string(cover[p][a]);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+size_t memo_load(const std::string& text) { return load_into(memo(), text); }
+
+std::vector<std::vector<size_t>> greedy(const std::vector<size_t>& sizes, const std::vector<std::vector<size_t>>& groups) {
+  const std::string key = space_key(sizes, groups);
+  auto& covers = memo();
+  if (auto it = covers.find(key); it != covers.end()) return it->second;
+  return covers.emplace(key, greedy_search(sizes, groups)).first->second;
+}
 
 }  // namespace cover
 

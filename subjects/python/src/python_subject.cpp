@@ -277,9 +277,12 @@ py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<i
   // Element 0's address as the package states it (last_source_address): read when an array is
   // made, never once per export of a reused one (a heap measurement's cycles ask nothing else
   // of the package).
+  auto made = [&] {
+    return make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where,
+                (req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN);
+  };
   if (!reuse_) {
-    py::object x = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where,
-                        (req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN);
+    py::object x = made();
     t_last_source = library_address(x);
     return x;
   }
@@ -287,8 +290,7 @@ py::object PythonSubject::source_for(const DLPVRequest& req, const std::vector<i
                                       dtype_name(req.dtype), layout_name(req.layout), req.flags,
                                       static_cast<int>(where.device_type), where.device_id);
   if (!source_ || key != source_key_) {
-    source_ = make(shape, req.dtype, layout_name(req.layout), (req.flags & DLPV_REQ_READ_ONLY) != 0, where,
-                   (req.flags & DLPV_REQ_EDGE_VALUES) ? DLPV_VALUES_EDGE : DLPV_VALUES_PLAIN);
+    source_ = made();
     source_key_ = key;
     source_address_ = library_address(source_);
   }

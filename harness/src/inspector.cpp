@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -97,20 +98,65 @@ std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_
   }
 }
 
+// The periods come from plugin.h's formulas: the small numbers take i mod 101 (integers), 11
+// (bool), 7 (e8m0), 15 (the other small floats' table) or 61 (floats; the imaginary part too);
+// the edge pattern cycles its tables (11 entries; the imaginary part the same table, shifted).
+// tests/unit/test_pattern.cpp checks every code and width against the element-wise fill.
+int64_t pattern_period(DLDataType dtype, int values) {
+  if (dtype.lanes != 1 || dtype.bits % 8u != 0) return 0;
+  if (values == DLPV_VALUES_EDGE && dlpv_pattern_has_edge(dtype)) {
+    switch (dtype.code) {
+      case DLPV_CODE_INT:
+      case DLPV_CODE_UINT: return DLPV__EDGE_INTS;
+      case DLPV_CODE_BOOL: return 11;
+      case DLPV_CODE_FLOAT:
+      case DLPV_CODE_BFLOAT:
+      case DLPV_CODE_COMPLEX: return DLPV__EDGE_FLOATS;
+      default: return 0;
+    }
+  }
+  switch (dtype.code) {
+    case DLPV_CODE_INT:
+    case DLPV_CODE_UINT: return 101;
+    case DLPV_CODE_BOOL: return 11;
+    case DLPV_CODE_FLOAT8_E8M0FNU: return 7;
+    case DLPV_CODE_FLOAT:
+    case DLPV_CODE_BFLOAT:
+    case DLPV_CODE_COMPLEX:
+    case DLPV_CODE_BCOMPLEX: return 61;
+    default: return dlpv__is_minifloat(dtype.code) ? 15 : 0;
+  }
+}
+
+size_t pattern_fill(DLDataType dtype, int64_t n, void* dst, int values) {
+  const int64_t period = pattern_period(dtype, values);
+  if (period <= 0 || n <= 2 * period) return dlpv_pattern_fill_values(dtype, n, dst, values);
+  const size_t total = dlpv_pattern_nbytes(dtype, n);
+  auto* out = static_cast<unsigned char*>(dst);
+  size_t have = dlpv_pattern_fill_values(dtype, period, out, values);  // one period, then doubling
+  while (have < total) {
+    const size_t more = std::min(have, total - have);
+    std::memcpy(out + have, out, more);
+    have += more;
+  }
+  return total;
+}
+
 std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>& shape,
                                     uint32_t layout, int values) {
   const int64_t n = element_count(shape);
   if (n <= 0) return {};
   if (layout != DLPV_LAYOUT_BROADCAST || shape.empty()) {
     std::vector<uint8_t> out(dlpv_pattern_nbytes(dtype, n));
-    dlpv_pattern_fill_values(dtype, n, out.data(), values);
+    pattern_fill(dtype, n, out.data(), values);
     return out;
   }
   // Broadcast: every row along axis 0 holds the pattern of shape[1:].
   const int64_t row = n / shape[0];
   std::vector<uint8_t> one(dlpv_pattern_nbytes(dtype, row));
-  dlpv_pattern_fill_values(dtype, row, one.data(), values);
+  pattern_fill(dtype, row, one.data(), values);
   std::vector<uint8_t> out;
+  out.reserve(one.size() * static_cast<size_t>(shape[0]));
   for (int64_t r = 0; r < shape[0]; ++r) out.insert(out.end(), one.begin(), one.end());
   return out;
 }

@@ -132,7 +132,7 @@ py::bytes pattern_bytes(py::handle key, int64_t n, const std::string& values) {
   if (n < 0) throw py::value_error("n must be >= 0");
   const int v = values_named(values);
   std::string buf(dlpv_pattern_nbytes(t, n), '\0');
-  if (n > 0) dlpv_pattern_fill_values(t, n, buf.data(), v);
+  if (n > 0) pattern_fill(t, n, buf.data(), v);
   return py::bytes(buf);
 }
 

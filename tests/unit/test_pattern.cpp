@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 #include <dlpack_validate/plugin.h>
+#include <dlpack_validate/tensor.hpp>
 
 #include <cstring>
 #include <vector>
@@ -86,4 +87,28 @@ TEST_CASE("the edge pattern: each dtype's extremes and special values, by their 
   CHECK(e == p);
   CHECK(dlpv_pattern_has_edge(f32));
   CHECK_FALSE(dlpv_pattern_has_edge(fp8));
+}
+
+TEST_CASE("pattern_fill (one period, copied on) writes what the element-wise fill writes") {
+  // Every code plugin.h knows, at every byte width, both value sets, at lengths around the
+  // doubling's edges: a period that is wrong for any of them shows as a differing byte.
+  for (uint8_t code = 0; code <= DLPV_CODE_BCOMPLEX; ++code)
+    for (uint8_t bits : {8, 16, 32, 64, 128})
+      for (int values : {DLPV_VALUES_PLAIN, DLPV_VALUES_EDGE}) {
+        // 128 bits is a complex width only (plugin.h stores one part in at most 64 bits).
+        if (bits == 128 && code != DLPV_CODE_COMPLEX && code != DLPV_CODE_BCOMPLEX) continue;
+        const DLDataType t{code, bits, 1};
+        const int64_t p = dlpv::pattern_period(t, values);
+        for (int64_t n : {int64_t{0}, int64_t{1}, 2 * p, 2 * p + 1, 3 * p + 5, int64_t{4099}, int64_t{70001}}) {
+          std::vector<unsigned char> want(dlpv_pattern_nbytes(t, n) + 1, 0xA5), got(want);
+          CHECK(dlpv::pattern_fill(t, n, got.data(), values) == dlpv_pattern_fill_values(t, n, want.data(), values));
+          CAPTURE(int(code));
+          CAPTURE(int(bits));
+          CAPTURE(values);
+          CAPTURE(n);
+          CHECK(got == want);
+        }
+      }
+  // A sub-byte dtype has no period here and is filled element by element.
+  CHECK(dlpv::pattern_period(DLDataType{DLPV_CODE_FLOAT4_E2M1FN, 4, 1}, DLPV_VALUES_PLAIN) == 0);
 }

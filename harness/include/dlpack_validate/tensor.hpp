@@ -102,6 +102,12 @@ std::vector<int64_t> canonical_strides(uint32_t layout, const std::vector<int64_
 /// (BROADCAST repeats shape[1:] along axis 0); `values` DLPV_VALUES_EDGE: the edge pattern.
 std::vector<uint8_t> expected_bytes(DLDataType dtype, const std::vector<int64_t>& shape,
                                     uint32_t layout, int values = DLPV_VALUES_PLAIN);
+/// dlpv_pattern_fill_values, byte for byte, in memcpy time: the pattern of plugin.h repeats
+/// (pattern_period), so one period is encoded and copied on. Sub-byte dtypes, several lanes and
+/// codes without a known period are encoded element by element.
+size_t pattern_fill(DLDataType dtype, int64_t n, void* dst, int values = DLPV_VALUES_PLAIN);
+/// Elements after which plugin.h's pattern of `dtype` repeats, or 0 where not known.
+int64_t pattern_period(DLDataType dtype, int values);
 int64_t element_count(const std::vector<int64_t>& shape);
 
 // ---- the inspector ---------------------------------------------------------------------

@@ -1038,10 +1038,11 @@ std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, cons
   a->strides = st;
   std::vector<int64_t> idx(nd, 0);
   const int64_t row = nd > 0 && shape[0] > 0 ? n / shape[0] : n;
+  const bool broadcast = layout == "broadcast";  // (asked once, not per element)
   for (int64_t k = 0; k < n; ++k) {
     int64_t off = 0;
     for (size_t i = 0; i < nd; ++i) off += idx[i] * st[i];
-    const int64_t src = layout == "broadcast" ? k % (row ? row : 1) : k;
+    const int64_t src = broadcast ? k % (row ? row : 1) : k;
     std::memcpy(element0(*a) + off * es, data.data() + src * es, static_cast<size_t>(es));
     for (size_t i = nd; i-- > 0;) {
       if (++idx[i] < shape[i]) break;

@@ -1,6 +1,6 @@
 """tests/python/corpus/test_numpy_corpus.py: NumPy's from_dlpack against the corpus, as NumPy's
 own test suite would run it (docs/corpus.md). The xfails are findings each confirmed by a script
-of its own (peers/confirm/corpus_numpy.py)."""
+of its own (peers/confirm/major0_accepted.py)."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """tests/python/corpus/test_torch_corpus.py: PyTorch's from_dlpack against the corpus, as
 PyTorch's own test suite would run it (docs/corpus.md). The xfails are findings each confirmed by
-a script of its own (peers/confirm/corpus_torch.py)."""
+a script of its own (peers/confirm/major0_accepted.py, negative_stride_import.py)."""
 import pytest
 import torch
 

@@ -381,7 +381,7 @@ DLPV_CASES {
       .proven_by({"export_rank4_strides_swapped", "export_thread_affine", "same_capsule", "export_strides_in_bytes",
                   "export_scalar_as_1d", "export_narrow_int_signed", "export_leaks", "export_narrow_values",
                   "export_undefined_flag", "lent_export_leaks", "no_read_only_flag", "legacy_struct_named_versioned",
-                  "copy_true_aliases", "copy_false_copies", "refusal_type_error"})
+                  "copy_true_aliases", "copy_false_copies", "refusal_type_error", "copy_export_leaks"})
       .run(producer_input);
 }
 

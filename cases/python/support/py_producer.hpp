@@ -44,7 +44,8 @@ void on_thread(bool other, F&& f) {
 /// DEL-01 on one kind of export: fresh arrays from `make`, each exported with `kw` as the case
 /// exported its own, taken as a consumer takes it and released by its deleter, must not grow the
 /// heap with the cycles (cases::judge_growth_by, the plugin route's judgement), beyond what making
-/// them alone grows it by. `elements` and `element_size` size the loop (cases::leak_cycles_for);
+/// them grows it by (and, for copy=True, copying them as often by the package's own asarray(x,
+/// copy=True)). `elements` and `element_size` size the loop (cases::leak_cycles_for);
 /// `what` names the arrays in the verdict. A deleter that leaves a Python exception set is DEL-09's.
 /// `held` (1 or 2): exports of each array alive at once, as an input exported again holds them.
 void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::object()>& make, const py::dict& kw,

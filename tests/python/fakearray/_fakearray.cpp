@@ -90,6 +90,7 @@ struct Array {
   std::vector<unsigned char> pending;
   int layout = -1;  // the DLPV_LAYOUT_* it was made in (the zoo's layout axis); -1: an import
   bool zoo_flip = false;  // the zoo's consumer elements bug: element 0's first byte reads flipped
+  mutable bool copied_from = false;  // lawful_copies_keep_memory: its record is kept
 };
 
 /// DLPV_LAYOUT_* of a layout's name (docs/design.md §3; the zoo's names for what strides show).
@@ -107,6 +108,25 @@ void settle(Array& a) {
 
 size_t itemsize(const Array& a) { return a.dtype.bits / 8; }
 unsigned char* element0(const Array& a) { return a.buf->data + a.offset; }
+
+// lawful_copies_keep_memory (and copy_export_leaks): the first copy taken of an array, by an
+// export with copy=True or by the namespace's asarray(x, copy=True), keeps a 96-byte record for
+// good, as a runtime keeps memory for the arrays it has copied from (dpnp 0.20.0's SYCL runtime
+// grows the heap by tens of bytes a copy of a fresh array, whoever asks for it:
+// peers/confirm/dpnp_copy_keeps_memory.py). Copying one array again keeps nothing more.
+bool copies_keep_memory() { return bug("lawful_copies_keep_memory") || bug("copy_export_leaks"); }
+void keep_copy_record(const Array& a) {
+  if (!copies_keep_memory() || a.copied_from) return;
+  a.copied_from = true;
+  // A list threaded through the records themselves: 96 bytes a record and nothing else (a
+  // vector's doubling would add its whole capacity at once, in whichever loop it fell).
+  static std::mutex& records_mutex = *new std::mutex;
+  static void* head = nullptr;
+  std::lock_guard<std::mutex> lock(records_mutex);
+  void* record = std::malloc(96);
+  std::memcpy(record, &head, sizeof head);
+  head = record;
+}
 
 // ---- producer: managed tensors ------------------------------------------------------------
 
@@ -229,6 +249,7 @@ M* new_managed(const Array& a, bool copy) {
   DLTensor& t = m->dl_tensor;
   // export_narrow_values: every CPU export of a byte-sized dtype goes out as such a copy.
   if (copy || (bug("export_narrow_values") && a.device_type == kDLCPU && a.dtype.bits % 8 == 0)) {
+    if (copy) keep_copy_record(a);
     // A compact copy of the logical elements.
     const size_t es = itemsize(a);
     int64_t n = 1;
@@ -477,7 +498,10 @@ py::object dlpack(py::object self_obj, py::object stream, py::object max_version
 
   // lent_export_leaks: the exports that take their own path (copy=False asked, or a read-only
   // array lent without a copy) keep their buffer and bookkeeping for good (DEL-01).
-  const bool leaks = bug("lent_export_leaks") && !do_copy && ((copy_given && !copy.cast<bool>()) || a.read_only);
+  // copy_export_leaks: beside lawful_copies_keep_memory's records, the deleter of an export asked
+  // with copy=True frees nothing (DEL-01, seen past what the package's own copies keep).
+  const bool leaks = (bug("lent_export_leaks") && !do_copy && ((copy_given && !copy.cast<bool>()) || a.read_only)) ||
+                     (bug("copy_export_leaks") && do_copy && copy_given && copy.cast<bool>());
   // copy_mislabels_dtype: a copy's tensor names the copy routine's element type, int32 for float32
   // (DTYPE-02); a lent export is right.
   const bool mislabel = bug("copy_mislabels_dtype") && do_copy && a.dtype.code == kDLFloat && a.dtype.bits == 32;
@@ -1099,7 +1123,20 @@ PYBIND11_MODULE(_fakearray, m) {
         return to_bytes(a);
       })
       .def_property_readonly("writable", [](const Array& a) { return !a.read_only; })
-      .def_property_readonly("shape", [](const Array& a) { return a.shape; });
+      .def_property_readonly("shape", [](const Array& a) { return a.shape; })
+      // lawful_copies_keep_memory, copy_export_leaks: the array API's namespace (the module, whose
+      // asarray copies); the other variants have none (the attribute is missing).
+      .def_property_readonly("__array_namespace__", [](const Array&) -> py::object {
+        if (!copies_keep_memory()) throw py::attribute_error("fakearray arrays have no __array_namespace__");
+        return py::cpp_function([](py::args, py::kwargs) { return py::module_::import("fakearray"); });
+      });
+  // The namespace's copy (fakearray.asarray(x, copy=True)): a compact copy in the array's own place.
+  m.def("copy", [](Array& a) {
+    settle(a);
+    keep_copy_record(a);
+    return make(a.shape, a.dtype.code, a.dtype.bits, "contiguous", false, std::string(to_bytes(a)), a.device_type,
+                a.device_id);
+  });
   m.def("from_dlpack", &from_dlpack, py::arg("x"), py::kw_only(), py::arg("copy") = py::none(),
         py::arg("device") = py::none());
   g_array_type = py::object(m.attr("Array")).release().ptr();  // lives as long as the process

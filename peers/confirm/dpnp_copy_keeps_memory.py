@@ -1,0 +1,93 @@
+"""dpnp: a copy grows the C heap by itself, whoever asks for it. Making arrays and copying each
+twice with dpnp's own copy (the array API's asarray(x, copy=True), no DLPack at all) grows the
+heap about as much as making them and exporting each twice with copy=True and running the
+exports' deleters. Not a finding: it is why python.input.producer's leak loop (DEL-01, MUST: the
+deleter frees all that manager_ctx holds) takes off, for a copy=True export, what making the
+arrays and copying them as often without DLPack grows the heap by. Against making alone, this
+growth of dpnp 0.20.0's SYCL runtime (tens of bytes a copy) was read as a leak of its deleter
+(python.input.producer.float32.fortran.small.other.again.copy failed in about half of quiet runs).
+
+Shown, for float32 (2, 3, 4) Fortran-order arrays over three rounds of 8,000 cycles (the heap
+moves by a few hundred KiB from round to round, on a busy machine more, so each figure is the
+median of the rounds): making and copying twice grows the heap by 64 KiB or more over making
+alone (the runtime keeps memory for a copy; quiet, 500 to 700 KiB), and making and exporting
+twice with copy=True grows it by less than 32 bytes a cycle more than making and copying twice (DEL-01's loop judges 64 KiB over this input's 2,000 cycles: 32 bytes a
+cycle). A deleter that kept its copy would add about 2 KiB a cycle: 16 MiB a round.
+
+Usage: python dpnp_copy_keeps_memory.py   (the oneAPI venv's python-oneapi)"""
+import ctypes
+import gc
+
+import numpy as np
+
+from _dl import managed, rename, verdict, not_applicable
+
+try:
+    import dpctl
+    import dpnp
+except ImportError as e:
+    not_applicable(f"dpnp is not importable here: {e}")
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = MallInfo2
+
+
+def heap():
+    m = libc.mallinfo2()
+    return m.uordblks + m.hblkhd
+
+
+q = dpctl.SyclQueue()
+host = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def make():
+    a = dpnp.asarray(host, order="F", sycl_queue=q)
+    q.wait()
+    return a
+
+
+def make_only(a):
+    pass
+
+
+def own_copies(a):
+    xp = a.__array_namespace__()
+    kept = [xp.asarray(a, copy=True) for _ in range(2)]
+    del kept
+
+
+def exported_copies(a):
+    held = [managed(a.__dlpack__(max_version=(1, 3), copy=True)) for _ in range(2)]
+    for m in reversed(held):
+        rename(m.capsule, "used_dltensor_versioned")
+        m.deleter(ctypes.addressof(m))
+
+
+def growth(n, cycle):
+    for _ in range(100):  # warm-up: what the first arrays keep for good
+        cycle(make())
+    gc.collect()
+    q.wait()
+    before = heap()
+    for _ in range(n):
+        cycle(make())
+    gc.collect()
+    q.wait()
+    return heap() - before
+
+
+n = 8000
+rounds = [(growth(n, make_only), growth(n, own_copies), growth(n, exported_copies)) for _ in range(3)]
+text = "; ".join(f"{n} cycles: making alone +{m} bytes, making and copying twice +{c}, making and exporting "
+                 f"twice with copy=True +{e}" for m, c, e in rounds)
+kept = sorted(c - m for m, c, _ in rounds)[1]
+added = sorted(e - c for _, c, e in rounds)[1]
+text += f"; medians: copying keeps {kept} bytes more than making alone, exporting {added} more than copying"
+verdict(kept >= 64 * 1024 and added < 32 * n, text)

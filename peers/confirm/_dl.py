@@ -149,3 +149,19 @@ _NAMES = {}  # PyCapsule_SetName keeps the pointer, not a copy: the names must o
 def rename(cap, name):
     """Rename a capsule, as a consumer does once it owns the tensor ('used_dltensor')."""
     _api.PyCapsule_SetName(cap, _NAMES.setdefault(name, name.encode()))
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+_libc = ctypes.CDLL("libc.so.6")
+_libc.mallinfo2.restype = _MallInfo2
+
+
+def heap_in_use():
+    """The C heap's bytes in use as the validator reads them (glibc's mallinfo2: in-use bytes of
+    the arenas plus mmapped ones): what the DEL-01 scripts measure growth by."""
+    m = _libc.mallinfo2()
+    return m.uordblks + m.hblkhd

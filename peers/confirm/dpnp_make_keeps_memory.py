@@ -13,27 +13,13 @@ import gc
 
 import numpy as np
 
-from _dl import managed, rename, verdict, not_applicable
+from _dl import heap_in_use as heap, managed, rename, verdict, not_applicable
 
 try:
     import dpctl
     import dpnp
 except ImportError as e:
     not_applicable(f"dpnp is not importable here: {e}")
-
-
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-libc = ctypes.CDLL("libc.so.6")
-libc.mallinfo2.restype = MallInfo2
-
-
-def heap():
-    m = libc.mallinfo2()
-    return m.uordblks + m.hblkhd
 
 
 q = dpctl.SyclQueue()

@@ -10,24 +10,12 @@ import sys
 
 import numpy as np
 
-from _dl import confirmed, managed, _api
+from _dl import confirmed, heap_in_use as in_use, managed, _api
 from _libs import lib
-
-
-class Mallinfo2(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_size_t) for f in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_SetName.restype = ctypes.c_int
-libc = ctypes.CDLL("libc.so.6")
-libc.mallinfo2.restype = Mallinfo2
-
-
-def in_use():
-    m = libc.mallinfo2()
-    return m.uordblks + m.hblkhd
 
 
 name = sys.argv[1]

@@ -121,7 +121,6 @@ def main():
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             listener = _listen(path, sys.argv[3])
         except BaseException:  # noqa: BLE001 - the caller says it failed
             os.write(write, b"0")
@@ -141,12 +140,8 @@ def main():
         return 0
     argv = sys.argv[3:]
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(path)
-    except OSError:
+    if s.connect_ex(path) != 0:
         s.close()
-        s = None
-    if s is None:
         return _run_script(argv)
     with s:
         request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}

@@ -19,6 +19,11 @@
 --max-rss-mib N           the validator and its workers must have stayed under N MiB resident
 --lawful                  a lawful fixture: besides --expect, no case may end fail, crash,
                           timeout or error
+--from-capture DIR --fixture NAME  judge identity.capture's run of the fixture (DIR/raw/NAME.json,
+                          made with -j 1 --deterministic and identity's --timeout) instead of
+                          running it again, its results narrowed to the --extra=--filter globs; a
+                          fixture the capture lacks is run as usual. The --strict run and the
+                          reruns of slow cases are still made here.
 The exit code must be 1 when an expected status is unexpected (fail, crash, timeout, error),
 else 0; a run whose only targets are warnings must also exit 1 under --strict.
 
@@ -31,6 +36,7 @@ confirmation (alone, twice the time) cannot know the machine is slow.
 import argparse
 import fnmatch
 import json
+import os
 import re
 import resource
 import shlex
@@ -48,6 +54,34 @@ def run(args, extra):
                             "--load-timeout", str(args.load_timeout), args.subject]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     return proc, json.load(open(args.out))
+
+
+def captured(args):
+    """The fixture's run from identity.capture (BUILD/identity/raw/NAME.json and NAME.run), or
+    None when that capture does not hold it (a fixture identity leaves out, a capture not made).
+    Its results narrowed to this test's --filter globs, and whether that narrowed them."""
+    base = os.path.join(args.from_capture, "raw", args.fixture)
+    try:
+        record = json.load(open(base + ".json"))
+        run = json.load(open(base + ".run"))
+    except (OSError, ValueError):
+        return None
+    made = os.path.getmtime(base + ".run")
+    stale = [f for f in args.newer_than if os.path.exists(f) and os.path.getmtime(f) > made]
+    if stale:  # a capture older than what it ran (ctest -FS identity_records after a rebuild)
+        print(f"identity.capture's run of {args.fixture} is older than {stale[0]}: running it again")
+        return None
+    globs = [a.split("=", 1)[1] for a in args.extra if a.startswith("--filter=")]
+    narrowed = False
+    if globs:
+        kept = [r for r in record["results"] if any(fnmatch.fnmatchcase(r["id"], g) for g in globs)]
+        narrowed = len(kept) != len(record["results"])
+        record["results"] = kept
+    proc = subprocess.CompletedProcess(args=run.get("arguments"), returncode=run["exit_code"], stdout="",
+                                       stderr=run.get("stderr", ""))
+    print(f"judging identity.capture's run of {args.fixture} ({' '.join(run.get('arguments') or [])}, -j 1)"
+          + (f", narrowed to {' '.join(globs)}" if narrowed else ""))
+    return proc, record, narrowed
 
 
 def timeout_allowed(args, cid):
@@ -105,9 +139,22 @@ def main():
     ap.add_argument("--require-emulated-cuda", action="store_true",
                     help="the run must have used the emulated CUDA driver (environment.cuda.emulated), "
                          "and no case may skip for want of CUDA")
+    ap.add_argument("--from-capture", metavar="DIR",
+                    help="judge identity.capture's run of --fixture in DIR (BUILD/identity) instead of "
+                         "running again; without that run there, run as usual")
+    ap.add_argument("--newer-than", action="append", default=[], metavar="FILE",
+                    help="with --from-capture: the captured run counts only if made after FILE "
+                         "(the validator, the subject)")
+    ap.add_argument("--fixture", help="with --from-capture: the fixture's identity name (plugin.mut_X, fakearray.X)")
     args = ap.parse_args()
 
-    proc, record = run(args, args.extra)
+    got = captured(args) if args.from_capture and args.fixture else None
+    narrowed = False
+    if got:
+        proc, record, narrowed = got
+        json.dump(record, open(args.out, "w"), indent=1)  # where a run of its own would have put it
+    else:
+        proc, record = run(args, args.extra)
     problems = []
     rerun = rerun_slow_cases(args, record)
     statuses = {r["id"]: r["status"] for r in record["results"]}
@@ -182,8 +229,14 @@ def main():
             problems.append(f"no incident of kind {kind!r} mentions {text!r}: {record.get('incidents')}")
     if args.expect_incident:
         want_exit = 1
+    # A captured run narrowed to this test's filter holds cases the filter left out: its exit code
+    # answers for all of them, so a 0 is expected only where none of them ended unexpectedly.
+    full_unexpected = narrowed and (want_exit == 0) and got is not None and any(
+        r["status"] in UNEXPECTED for r in json.load(open(os.path.join(args.from_capture, "raw", args.fixture + ".json")))["results"])
     if rerun:
         print(f"exit code not judged: {len(rerun)} case(s) were judged by their rerun, not by this run")
+    elif full_unexpected:
+        print("exit code not judged: the captured run's cases outside this test's filter ended unexpectedly")
     elif proc.returncode != want_exit:
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")
     if not record.get("complete"):

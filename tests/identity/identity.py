@@ -11,7 +11,9 @@
       compares two captures (directories) or manifests: which fixtures differ and, for each,
       the first results that do
   identity.py check --build BUILD --manifest tests/identity/manifest.tsv [--update] [--jobs N]
-      captures the fixtures named in the manifest (into BUILD/identity) and compares; --update
+                    [--stage capture|compare|both]
+      captures the fixtures named in the manifest (into BUILD/identity; each run as it came in
+      BUILD/identity/raw, which tests/e2e/check_run.py --from-capture judges) and compares; --update
       rewrites the manifest (a deliberate change of verdicts, reviewed with the diff). A case
       line that moved is shown with what this capture holds for it on each fixture where it
       differs from the correct library (the manifest keeps only digests)
@@ -208,7 +210,7 @@ def fixtures(build, python_cmd, peers_python):
 def capture(build, dest, python_cmd=None, peers_python=None, only=None, jobs=1):
     global BUILD_PATH
     BUILD_PATH = os.path.abspath(build)
-    os.makedirs(dest, exist_ok=True)
+    os.makedirs(os.path.join(dest, "raw"), exist_ok=True)
     todo = [f for f in fixtures(build, python_cmd, peers_python)
             if not only or any(fnmatch.fnmatchcase(f[0], g) for g in only)]
     started = time.monotonic()
@@ -234,8 +236,13 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None, jobs=1):
         record["exit_code"] = proc.returncode
         text = json.dumps(record, indent=1, sort_keys=True) + "\n"
         open(path, "w").write(text)
+        # The run as it came (raw/NAME.json, its exit code and stderr beside it): the proof tests
+        # of the same fixture (tests/e2e/check_run.py --from-capture) judge this run instead of
+        # making their own, so each fixture runs once per CTest.
         if os.path.exists(raw):
-            os.remove(raw)
+            os.replace(raw, os.path.join(dest, "raw", name + ".json"))
+            json.dump({"exit_code": proc.returncode, "stderr": proc.stderr[-4000:], "arguments": arguments},
+                      open(os.path.join(dest, "raw", name + ".run"), "w"))
         return name, hashlib.sha256(text.encode()).hexdigest()[:12], time.monotonic() - t0
 
     print(f"capturing {len(todo)} fixtures, {jobs} at a time", flush=True)
@@ -424,6 +431,10 @@ def main():
     h.add_argument("--python")
     h.add_argument("--update", action="store_true")
     h.add_argument("--jobs", type=int, default=1, help="fixtures run side by side (each at -j 1)")
+    h.add_argument("--stage", choices=["capture", "compare", "both"], default="both",
+                   help="capture: run the fixtures into BUILD/identity only (CTest's identity.capture, "
+                        "whose records the proof tests also judge); compare: judge that capture "
+                        "against the manifest without running anything; both (default): one then the other")
     args = ap.parse_args()
     if args.cmd == "capture":
         capture(args.build, args.out, args.python.split() if args.python else None, args.peers, args.only,
@@ -438,6 +449,19 @@ def main():
     if args.cmd == "compare":
         return compare(args.a, args.b)
     want = read_manifest(args.manifest)
+    dest = os.path.join(args.build, "identity")
+    if args.stage != "compare":
+        shutil.rmtree(dest, ignore_errors=True)  # a fresh capture: nothing left from older builds
+        got = capture(args.build, dest, args.python.split() if args.python else None, None,
+                      None if args.update else fixture_names(want), args.jobs)
+        if args.stage == "capture":
+            return 0
+    else:
+        try:
+            got = read_manifest(os.path.join(dest, "manifest.tsv"))
+        except OSError:
+            print(f"no capture in {dest}: run with --stage capture first")
+            return 1
     try:  # the pinned records were made without a GPU; a real driver changes the CUDA cases
         import ctypes
         lib = ctypes.CDLL("libcuda.so.1")
@@ -446,10 +470,6 @@ def main():
             return 77
     except OSError:
         pass
-    dest = os.path.join(args.build, "identity")
-    shutil.rmtree(dest, ignore_errors=True)  # a fresh capture: nothing left from older builds
-    got = capture(args.build, dest, args.python.split() if args.python else None, None,
-                  None if args.update else fixture_names(want), args.jobs)
     if args.update:
         write_manifest(args.manifest, got)
         print(f"wrote {len(got)} identity lines to {args.manifest}")

@@ -13,7 +13,6 @@
 namespace dlpv::cases {
 namespace {
 
-const DLDataType kFloat32{kDLFloat, 32, 1};
 
 void deleter_present(CaseContext& ctx) {
   const bool versioned = ctx.versioned();

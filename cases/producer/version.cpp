@@ -10,7 +10,6 @@
 namespace dlpv::cases {
 namespace {
 
-const DLDataType kFloat32{kDLFloat, 32, 1};
 
 void version_major(CaseContext& ctx) {
   Request r = sample_request(ctx);

@@ -8,7 +8,6 @@
 namespace dlpv::cases {
 namespace {
 
-const DLDataType kFloat32{kDLFloat, 32, 1};
 
 // STRM-04 (runs everywhere): a CPU export with a stream must be refused.
 void cpu_rejects_stream(CaseContext& ctx) {

@@ -14,7 +14,6 @@
 namespace dlpv::cases {
 namespace {
 
-const DLDataType kFloat32{kDLFloat, 32, 1};
 
 // A CUDA stream of the validator's (the "consumer stream"), destroyed with the case.
 class ScopedStream {

@@ -14,6 +14,10 @@
 
 namespace dlpv::cases {
 
+/// float32, the dtype of the plain cases (one definition for every case file, so the files can
+/// share a unity build).
+inline constexpr DLDataType kFloat32{kDLFloat, 32, 1};
+
 /// A request plus the storage its shape pointer refers to.
 struct Request {
   std::vector<int64_t> shape;

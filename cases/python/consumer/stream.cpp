@@ -77,7 +77,7 @@ DLPV_CASES {
       .run(stream_rocm);
 }
 
-void stream_cpu(CaseContext& ctx) {
+void consumer_stream_cpu(CaseContext& ctx) {
   stream_rules(ctx, DLDevice{kDLCPU, 0}, "STRM-03", "None (or no stream keyword)",
                [](const py::object& s) { return s.is_none(); });
 }
@@ -86,7 +86,7 @@ DLPV_CASES {
   Declare("python.consumer.stream.cpu", "a CPU producer is given stream=None")
       .must({"STRM-03"}).python()
       .needs({need::import_legacy, need::consumer_protocol}).proven_by({"consumer_stream_on_cpu"})
-      .run(stream_cpu);
+      .run(consumer_stream_cpu);
 }
 
 // STRM-07: the stream a consumer passes is the one it computes on. The adapter names that

@@ -231,10 +231,12 @@ constexpr int kCoversSeals = 0x0001 | 0x0002 | 0x0004 | 0x0008;
 }  // namespace dlpv
 
 /// A block of declarations; a file may hold several (one under each body). Each file that
-/// declares cases counts once towards the build's DLPV_CASE_UNITS check.
+/// declares cases counts once towards the build's DLPV_CASE_UNITS check. Blocks are named by
+/// __COUNTER__, not __LINE__, so that case files built together as one unity source cannot
+/// name two blocks alike.
 #define DLPV_CASES_CAT2(a, b) a##b
 #define DLPV_CASES_CAT(a, b) DLPV_CASES_CAT2(a, b)
-#define DLPV_CASES DLPV_CASES_BLOCK(DLPV_CASES_CAT(dlpv_cases_block_, __LINE__))
+#define DLPV_CASES DLPV_CASES_BLOCK(DLPV_CASES_CAT(dlpv_cases_block_, __COUNTER__))
 #define DLPV_CASES_BLOCK(name)                                        \
   static void name();                                                 \
   namespace {                                                         \

@@ -12,7 +12,18 @@ BUILD="${DLPV_BUILD_DIR:-build}"
 # $DLPV_GENERIC_PYTHON (peers/generic-requirements.txt's venv) the generic-mode gate,
 # $DLPV_OWN_PYTHONS (NAME=PYTHON;...: a venv per library, peers/NAME-requirements.txt) their
 # adapters' tests (tests/own); an empty value leaves each out.
-cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# ccache (Debian's, scripts/setup.sh) in front of the compilers, its cache beside the venvs' under
+# ~/.cache/dlpack-validate (a CI runner keeps it as it keeps them): paths are hashed relative to
+# this checkout (base_dir) and the working directory not at all, so a fresh clone elsewhere
+# compiles only what changed. DLPV_CCACHE=0 builds without it (a cold build).
+LAUNCHERS=()
+if [ "${DLPV_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/dlpack-validate/ccache}" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  LAUNCHERS=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+else
+  LAUNCHERS=(-DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
+fi
+cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$PY" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCHERS[@]}" \
   -DDLPV_PEERS_PYTHON="${DLPV_PEERS_PYTHON:-}" -DDLPV_ONEAPI_PYTHON="${DLPV_ONEAPI_PYTHON:-}" \
   -DDLPV_GENERIC_PYTHON="${DLPV_GENERIC_PYTHON:-}" -DDLPV_OWN_PYTHONS="${DLPV_OWN_PYTHONS:-}" >/dev/null
 # The build's own output goes to $BUILD/build.log; the terminal gets its progress every 10 %

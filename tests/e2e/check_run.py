@@ -62,7 +62,8 @@ def run(args, extra):
 def captured(args):
     """The fixture's run from identity.capture (BUILD/identity/raw/NAME.json and NAME.run), or
     None when that capture does not hold it (a fixture identity leaves out, a capture not made).
-    Its results narrowed to this test's --filter globs, and whether that narrowed them."""
+    Its results narrowed to this test's --filter globs, and whether a case the filter left out
+    ended unexpectedly (then the run's exit code answers for more than this test sees)."""
     base = os.path.join(args.from_capture, "raw", args.fixture)
     try:
         record = json.load(open(base + ".json"))
@@ -75,16 +76,17 @@ def captured(args):
         print(f"identity.capture's run of {args.fixture} is older than {stale[0]}: running it again")
         return None
     globs = [a.split("=", 1)[1] for a in args.extra if a.startswith("--filter=")]
-    narrowed = False
+    outside_unexpected = narrowed = False
     if globs:
         kept = [r for r in record["results"] if any(fnmatch.fnmatchcase(r["id"], g) for g in globs)]
+        outside_unexpected = any(r["status"] in UNEXPECTED for r in record["results"] if r not in kept)
         narrowed = len(kept) != len(record["results"])
         record["results"] = kept
     proc = subprocess.CompletedProcess(args=run.get("arguments"), returncode=run["exit_code"], stdout="",
                                        stderr=run.get("stderr", ""))
     print(f"judging identity.capture's run of {args.fixture} ({' '.join(run.get('arguments') or [])}, -j 1)"
           + (f", narrowed to {' '.join(globs)}" if narrowed else ""))
-    return proc, record, narrowed
+    return proc, record, outside_unexpected
 
 
 def timeout_allowed(args, cid):
@@ -174,9 +176,9 @@ def main():
         print(f"{len(only)} cases the emulated driver changes (of {len(emulated)}); the others are the plain run's")
 
     got = captured(args) if args.from_capture and args.fixture else None
-    narrowed = False
+    outside_unexpected = False
     if got:
-        proc, record, narrowed = got
+        proc, record, outside_unexpected = got
         json.dump(record, open(args.out, "w"), indent=1)  # where a run of its own would have put it
     else:
         proc, record = run(args, args.extra)
@@ -263,11 +265,9 @@ def main():
         want_exit = 1
     # A captured run narrowed to this test's filter holds cases the filter left out: its exit code
     # answers for all of them, so a 0 is expected only where none of them ended unexpectedly.
-    full_unexpected = narrowed and (want_exit == 0) and got is not None and any(
-        r["status"] in UNEXPECTED for r in json.load(open(os.path.join(args.from_capture, "raw", args.fixture + ".json")))["results"])
     if rerun:
         print(f"exit code not judged: {len(rerun)} case(s) were judged by their rerun, not by this run")
-    elif full_unexpected:
+    elif outside_unexpected and want_exit == 0:
         print("exit code not judged: the captured run's cases outside this test's filter ended unexpectedly")
     elif proc.returncode != want_exit:
         problems.append(f"exit code {proc.returncode}, expected {want_exit}; stderr: {proc.stderr.strip()[:500]}")

@@ -257,8 +257,9 @@ long long export_delete_growth(CaseContext& ctx, bool versioned, const Request& 
 // measured over the full count: a runtime that frees in batches later (dpnp's SYCL queue grows
 // the heap past 64 KiB over 1,000 copy=True cycles, and over 2,000 half as much again) shows its
 // plateau only there. Growth over the limit is measured again over twice the cycles, and only growth that
-// grows with them (at least 1.5 times as much) is a leak: memory an asynchronous runtime frees
-// later on its own threads (a SYCL queue's finished tasks) does not.
+// grows with them (at least 1.5 times as much) in two such windows running is a leak: memory an
+// asynchronous runtime frees later on its own threads (a SYCL queue's finished tasks) does not,
+// nor does a pool's one step.
 // `failures_are_errors`: an export that fails inside the loop is the harness's error (DEL-01);
 // otherwise later refusals only shorten the loop (DEL-11: a refused copy is a skip before it).
 void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles, const char* requirement,
@@ -273,8 +274,9 @@ void judge_growth(CaseContext& ctx, bool versioned, const Request& r, int cycles
 }
 
 // Export/delete cycles of a tensor: as many as keep a leak of the whole export (data included)
-// to about 64 MiB over judge_growth's three measurements (a quarter of the cycles, all of them,
-// twice as many, each after a warm-up of a quarter: about four times the count in all), and the
+// to about 64 MiB over judge_growth's first three measurements (a quarter of the cycles, all of them,
+// twice as many, each after a warm-up of a quarter: about four times the count in all; a leak's
+// second window of twice the count takes it to about 96 MiB), and the
 // elements filled to about 16 Mi: 2,000 for small tensors (a leak of 33 bytes a cycle crosses
 // judge_growth's 64 KiB; a managed struct alone is 64 or more), 4 for a rank-4 export of 1 Mi
 // elements and 2 when those are 8 MiB or more (a leak of its data grows the heap by megabytes a
@@ -307,17 +309,33 @@ void judge_growth_by(CaseContext& ctx, int cycles, const char* requirement, cons
     pass();
     return;
   }
+  auto grew = [&](long long reading) { return reading >= kLimit && reading * 2 >= growth * 3; };
   const long long again = measure(2 * cycles);
-  const bool grows = again >= kLimit && again * 2 >= growth * 3;
-  if (!grows)
+  bool grows = grew(again);
+  // A leak grows in every window; a runtime's pools grow by steps that come once. dpnp 0.20.0's
+  // SYCL runtime, beside two other dpnp tests on two cores, grew the heap by 150 KiB over 4,000
+  // copy=True cycles and then by 640 KiB over 8,000, where its other runs read 0.5 to 15 KiB over
+  // the 8,000 (and a script read steps of 40 to 100 KiB at 1,000 to 13,000 cycles, none after):
+  // a growth that grew with the cycles is a leak only if a second window of twice the cycles
+  // grows as much again.
+  long long confirm = 0;
+  if (grows) {
+    confirm = measure(2 * cycles);
+    grows = grew(confirm);
+    if (!grows)
+      ctx.note(fmt::format("{} bytes over {} cycles, then {} over {}, then {} over {} again: a step that did not "
+                           "come again, so the runtime's pools growing, not a leak", growth, cycles, again,
+                           2 * cycles, confirm, 2 * cycles));
+  } else {
     ctx.note(fmt::format("{} bytes over {} cycles, then {} over {}: not growing with the cycles, so memory "
                          "released later, not a leak", growth, cycles, again, 2 * cycles));
+  }
   ctx.check(!grows, requirement,
             fmt::format("heap growth over {} {} (measured again over {} cycles: a leak grows with them)", cycles,
                         what, 2 * cycles),
             "< 64 KiB, or not growing with the cycles",
-            fmt::format("{} bytes ({:.1f} per cycle), then {} bytes over {} cycles", growth,
-                        static_cast<double>(growth) / cycles, again, 2 * cycles));
+            fmt::format("{} bytes ({:.1f} per cycle), then {} and {} bytes over {} cycles each", growth,
+                        static_cast<double>(growth) / cycles, again, confirm, 2 * cycles));
 }
 
 bool speaks_python(CaseContext& ctx) { return ctx.subject().info().kind != "plugin"; }

@@ -2,6 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "py_producer.hpp"
 
+#include <optional>
+#include <utility>
+
 #include <algorithm>
 
 #include "support/helpers.hpp"
@@ -99,8 +102,26 @@ void leak_loop(CaseContext& ctx, PythonSubject& ps, const std::function<py::obje
   const std::string beyond = copy_baseline ? ", beyond what making them and copying them as often without DLPack "
                                              "(asarray(x, copy=True)) grows it by"
                                            : ", beyond what making them grows it by";
-  cases::judge_growth_by(ctx, cycles, "DEL-01", "export/delete cycles of fresh arrays like " + what + beyond,
-                         [&](int n) { return growth(n, true) - growth(n, false); });
+  // The first look reads the export loop alone, making included: under 4 KiB there, the loop of
+  // making alone is not run. A leak the full count would see (64 KiB over all the cycles, so
+  // 16 KiB over the quarter the look runs) keeps the export loop past 4 KiB unless making alone
+  // shrank the heap by 12 KiB, which a loop that starts after a full collection does not do. The
+  // export loop read for the bound is not run again for the judgement of the same count.
+  std::optional<std::pair<int, long long>> exported;
+  auto export_growth = [&](int n) {
+    if (exported && exported->first == n) return std::exchange(exported, std::nullopt)->second;
+    return growth(n, true);
+  };
+  cases::judge_growth_by(
+      ctx, cycles, "DEL-01", "export/delete cycles of fresh arrays like " + what + beyond,
+      [&](int n) {
+        const long long e = export_growth(n);
+        return e - growth(n, false);
+      },
+      [&](int n) {
+        exported = std::make_pair(n, growth(n, true));
+        return exported->second;
+      });
   if (!left.empty())
     ctx.check_as(Severity::should, false, "DEL-09", "a deleter run by the validator in the leak loop left a Python "
                  "exception set", "none", left);

@@ -159,7 +159,8 @@ def fixtures(build, python_cmd, peers_python):
     # importer's filters) apply here too.
     # A hostile library that needs time (its @timeout in tests/proofs/hostile.tsv is above 1 s:
     # unbounded allocation, a forked child) gets it here too; the others run at 0.4 s.
-    args_of, timeout_of = {}, {}
+    # Its @load_timeout too (a constructor that never returns: 2 s, not 10, each of two tries).
+    args_of, timeout_of, load_timeout_of = {}, {}, {}
     proofs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proofs")
     for table, prefix in (("mutants.tsv", "mut_"), ("hostile.tsv", "")):
         for line in open(os.path.join(proofs, table)):
@@ -168,6 +169,8 @@ def fixtures(build, python_cmd, peers_python):
                 args_of.setdefault(prefix + fields[0], []).append(fields[2])
             elif len(fields) == 3 and fields[1] == "@timeout" and float(fields[2]) > 1:
                 timeout_of[fields[0]] = fields[2]
+            elif len(fields) == 3 and fields[1] == "@load_timeout":
+                load_timeout_of[fields[0]] = fields[2]
     out = []
     # The plugins the proof tables name (not whatever .so an old build left behind).
     here = os.path.dirname(os.path.abspath(__file__))
@@ -185,7 +188,7 @@ def fixtures(build, python_cmd, peers_python):
         name = os.path.basename(so)[len("libdlpv_hostile_"):-3]
         if name in HOSTILE_TIMING:
             continue
-        out.append((f"hostile.{name}", [v], ["--timeout", timeout_of.get(name, "0.4"), "--load-timeout", "10"] + HOSTILE_FILTERS + [so],
+        out.append((f"hostile.{name}", [v], ["--timeout", timeout_of.get(name, "0.4"), "--load-timeout", load_timeout_of.get(name, "10")] + HOSTILE_FILTERS + [so],
                     {"DLPV_MEMORY_LIMIT_MIB": "256"}))
     if python_cmd:
         env = {"PYTHONPATH": os.pathsep.join([os.path.join(build, "python"),

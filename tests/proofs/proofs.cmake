@@ -53,8 +53,9 @@ function(dlpv_read_proofs file macro_prefix out_var)
 endfunction()
 
 # The hostile table (tests/proofs/hostile.tsv) into entries
-# "NAME|MACROS (space separated)|RUN GLOBS (space separated)|GLOB=EXPECT,...|TIMEOUT|INCIDENTS"
-# (INCIDENTS: KIND:TEXT items, space separated, each an incident the record must hold).
+# "NAME|MACROS (space separated)|RUN GLOBS (space separated)|GLOB=EXPECT,...|TIMEOUT|INCIDENTS|LOAD TIMEOUT"
+# (INCIDENTS: KIND:TEXT items, space separated, each an incident the record must hold; LOAD
+# TIMEOUT: seconds, 10 unless the table gives @load_timeout).
 function(dlpv_read_hostile_proofs file out_var)
   _dlpv_proof_lines(${file} lines)
   set(names "")
@@ -66,6 +67,7 @@ function(dlpv_read_hostile_proofs file out_var)
         set(${part}_${name} "")
       endforeach()
       set(timeout_${name} 1)
+      set(load_timeout_${name} 10)
     endif()
     if(key STREQUAL "@macro")
       list(APPEND macros_${name} "${value}")
@@ -73,6 +75,8 @@ function(dlpv_read_hostile_proofs file out_var)
       list(APPEND runs_${name} "${value}")
     elseif(key STREQUAL "@timeout")
       set(timeout_${name} "${value}")
+    elseif(key STREQUAL "@load_timeout")
+      set(load_timeout_${name} "${value}")
     elseif(key STREQUAL "@incident")
       list(APPEND incidents_${name} "${value}")
     else()
@@ -85,7 +89,7 @@ function(dlpv_read_hostile_proofs file out_var)
     string(REPLACE ";" " " runs "${runs_${name}}")
     string(REPLACE ";" "," expect "${expect_${name}}")
     string(REPLACE ";" " " incidents "${incidents_${name}}")
-    list(APPEND entries "${name}|${macros}|${runs}|${expect}|${timeout_${name}}|${incidents}")
+    list(APPEND entries "${name}|${macros}|${runs}|${expect}|${timeout_${name}}|${incidents}|${load_timeout_${name}}")
   endforeach()
   set(${out_var} "${entries}" PARENT_SCOPE)
 endfunction()

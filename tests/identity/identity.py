@@ -31,7 +31,7 @@ invocation, how to run the program again), host,
 paths of the fixtures, supervisor figures, output tails, the `observed` measurements (heap
 growth, bytes read from freed memory), and masks addresses (0x...), code offsets in stack
 traces a library prints into its messages, protocol nonces and sequence numbers, process
-ids, memory figures and numbers of seven digits or more (garbage read as a number) inside
+ids, memory figures, the heap figures of a leak loop's note, and numbers of seven digits or more (garbage read as a number) inside
 messages. Fields that would name source files (none today) are
 dropped too, so moving code between files cannot change a record.
 """
@@ -57,6 +57,9 @@ DROP_TOP = {"command_line", "invocation", "started_at", "duration_s", "environme
 # says so there; whether the first try met the limit is the machine's load (a CI run of
 # plugin.mut_null_deleter and one here differed by it), the verdict is the second try's.
 DROP_RESULT = {"duration_s", "output_tail", "source", "file", "line", "observed", "charged_to", "first_try"}
+# The heap figures a leak loop's note gives ("131088 bytes over 4000 cycles, then 262160 over
+# 8000, then 0 over 8000 again"): the allocator's noise moves them by a few KiB from run to run.
+GROWTH = re.compile(r"-?\d+ (bytes over \d+ cycles, then )-?\d+( over \d+)(, then )?-?\d*( over \d+ again)?")
 NONCE = re.compile(r'(nonce\\?":\\?")[0-9a-f]{16}')
 # An event's place in its command's sequence (docs/protocol.md), quoted in protocol-violation
 # messages with the line: protocol detail like the nonce, not a verdict (dropped: a record made
@@ -104,6 +107,7 @@ def mask(v):
         v = ADDRESS.sub("0xADDR", v)
         v = OFFSET.sub("+ 0xOFF", v)
         v = NONCE.sub(r"\1NONCE", v)
+        v = GROWTH.sub(lambda m: "N " + m.group(1) + "N" + m.group(2) + ((m.group(3) + "N" + m.group(4)) if m.group(4) else ""), v)
         v = SEQ.sub("", v)
         v = PID.sub(r"\1 N", v)
         v = MEMORY.sub("using N MiB", v)

@@ -254,16 +254,23 @@ def capture(build, dest, python_cmd=None, peers_python=None, only=None, jobs=1):
 
     print(f"capturing {len(todo)} fixtures, {jobs} at a time", flush=True)
     done = 0
+    # Each fixture's wall time (seconds, slowest first), for whoever looks for what a capture costs:
+    # the records are deterministic and carry no times.
+    took_of = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(one, item) for item in todo]
         for fut in concurrent.futures.as_completed(futures):
             name, short, took = fut.result()
+            took_of[name] = took
             done += 1
             # How far it got, for whoever reads the output of a run stopped by a hang guard: every
             # 25th fixture and every slow one (a line per fixture buried the differences in CI's log).
             if done % 25 == 0 or done == len(todo) or took > 60:
                 print(f"{short}  {name}  [{done}/{len(todo)}, {took:.0f} s for it, "
                       f"{time.monotonic() - started:.0f} s in all]", flush=True)
+    with open(os.path.join(dest, "timings.tsv"), "w") as f:
+        for name, took in sorted(took_of.items(), key=lambda kv: (-kv[1], kv[0])):
+            f.write(f"{took:.2f}\t{name}\n")
     # A partial capture (--only) keeps the other fixtures' records of the same directory.
     manifest = manifest_of(dest)
     write_manifest(os.path.join(dest, "manifest.tsv"), manifest)

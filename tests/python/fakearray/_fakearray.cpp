@@ -1024,6 +1024,52 @@ void install_exchange_api(py::object cls) {
 
 // ---- construction from compact bytes in one of docs/design.md §3's layouts ----------------
 
+// Walks the n elements of a strided array in C order, the last axis as an inner loop of fixed-size
+// copies: to_strided copies compact `from` into `base` (make), else `base` into compact `to`
+// (to_bytes). Strides in elements; es bytes an element.
+template <size_t E>
+void walk_strided(unsigned char* base, const std::vector<int64_t>& shape, const std::vector<int64_t>& st,
+                  size_t es, bool to_strided, const unsigned char* from, unsigned char* to, int64_t row_period) {
+  const size_t e = E ? E : es;
+  const size_t nd = shape.size();
+  const int64_t inner = nd ? shape[nd - 1] : 1;
+  const int64_t s_in = nd ? st[nd - 1] : 0;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (n == 0) return;
+  std::vector<int64_t> idx(nd, 0);
+  int64_t k = 0;  // elements done (compact position)
+  for (int64_t outer = n / inner; outer-- > 0;) {
+    int64_t off = 0;
+    for (size_t i = 0; i + 1 < nd; ++i) off += idx[i] * st[i];
+    unsigned char* p = base + off * static_cast<int64_t>(e);
+    for (int64_t j = 0; j < inner; ++j, ++k, p += s_in * static_cast<int64_t>(e)) {
+      if (to_strided) {
+        const int64_t src = row_period ? k % row_period : k;
+        std::memcpy(p, from + src * static_cast<int64_t>(e), e);
+      } else {
+        std::memcpy(to + k * static_cast<int64_t>(e), p, e);
+      }
+    }
+    for (size_t i = nd > 0 ? nd - 1 : 0; i-- > 0;) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+void copy_strided(unsigned char* base, const std::vector<int64_t>& shape, const std::vector<int64_t>& st, size_t es,
+                  bool to_strided, const unsigned char* from, unsigned char* to, int64_t row_period = 0) {
+  switch (es) {
+    case 1: return walk_strided<1>(base, shape, st, es, to_strided, from, to, row_period);
+    case 2: return walk_strided<2>(base, shape, st, es, to_strided, from, to, row_period);
+    case 4: return walk_strided<4>(base, shape, st, es, to_strided, from, to, row_period);
+    case 8: return walk_strided<8>(base, shape, st, es, to_strided, from, to, row_period);
+    case 16: return walk_strided<16>(base, shape, st, es, to_strided, from, to, row_period);
+    default: return walk_strided<0>(base, shape, st, es, to_strided, from, to, row_period);
+  }
+}
+
 std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, const std::string& layout,
                             bool read_only, const std::string& data, int device_type, int device_id) {
   auto a = std::make_shared<Array>();
@@ -1060,19 +1106,10 @@ std::shared_ptr<Array> make(std::vector<int64_t> shape, int code, int bits, cons
   a->buf = std::make_shared<Buffer>(static_cast<size_t>((hi - lo + 1 + extra) * es));
   a->offset = (extra - lo) * es;
   a->strides = st;
-  std::vector<int64_t> idx(nd, 0);
   const int64_t row = nd > 0 && shape[0] > 0 ? n / shape[0] : n;
   const bool broadcast = layout == "broadcast";  // (asked once, not per element)
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = 0;
-    for (size_t i = 0; i < nd; ++i) off += idx[i] * st[i];
-    const int64_t src = broadcast ? k % (row ? row : 1) : k;
-    std::memcpy(element0(*a) + off * es, data.data() + src * es, static_cast<size_t>(es));
-    for (size_t i = nd; i-- > 0;) {
-      if (++idx[i] < shape[i]) break;
-      idx[i] = 0;
-    }
-  }
+  copy_strided(element0(*a), shape, st, static_cast<size_t>(es), true,
+               reinterpret_cast<const unsigned char*>(data.data()), nullptr, broadcast ? (row ? row : 1) : 0);
   return a;
 }
 
@@ -1081,16 +1118,8 @@ py::bytes to_bytes(const Array& a) {
   int64_t n = 1;
   for (int64_t s : a.shape) n *= s;
   std::string out(static_cast<size_t>(n * es), '\0');
-  std::vector<int64_t> idx(a.shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = 0;
-    for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * a.strides[i];
-    std::memcpy(out.data() + k * es, element0(a) + off * es, static_cast<size_t>(es));
-    for (size_t i = idx.size(); i-- > 0;) {
-      if (++idx[i] < a.shape[i]) break;
-      idx[i] = 0;
-    }
-  }
+  copy_strided(element0(a), a.shape, a.strides, static_cast<size_t>(es), false, nullptr,
+               reinterpret_cast<unsigned char*>(out.data()));
   if (a.zoo_flip && !out.empty()) out[0] = static_cast<char>(out[0] ^ 0x5A);
   return py::bytes(out);
 }

@@ -9,8 +9,9 @@ and the Python API `validator.run`.
       Fast on reruns: the venv has a fixed path, pyproject.toml's pinned build requirements
       come from scripts/build-wheel.sh's tools venv (on PYTHONPATH for the install: the same
       headers and generator as install.wheel's build, so ccache serves one from the other),
-      then `pip install --no-build-isolation` with a persistent scikit-build-core build dir, so
-      an unchanged tree rebuilds nothing. Everything lives under
+      then `pip install --no-build-isolation` with a persistent scikit-build-core build dir in
+      the tree (build-pip-test/, git-ignored), so an unchanged tree rebuilds nothing and a fresh
+      clone's build hits ccache (ccache_env). The venv lives under
       ~/.cache/dlpack-validate/pip-test/<hash of the source path>/ (DLPV_PIP_TEST_CACHE), pip's
       cache under ~/.cache/dlpack-validate/pip. DLPV_PIP_ISOLATED=1 installs the way a user
       does instead (build isolation, a throwaway build dir: a cold build).
@@ -139,18 +140,21 @@ def build_requirements(source):
     return reqs
 
 
-def ccache_env(cache_root):
+def ccache_env(cache_root, source):
     """The environment that puts ccache (Debian's, scripts/setup.sh) in front of the compilers of
     a scikit-build-core build (CMake reads CMAKE_<LANG>_COMPILER_LAUNCHER from the environment at
     the first configure), sharing one cache with install.wheel's build (tests/install/
-    check_wheel.sh sets the same). Paths are hashed relative to the build folder (base_dir /):
-    pip-test/KEY/build and wheel-test/KEY/build lie at the same depth, so the two builds' commands
-    hash alike. Empty without ccache: a cold build, as before."""
+    check_wheel.sh sets the same). Both builds lie in the source tree (build-pip-test/ and
+    build-wheel-test/, one level down, as scripts/build.sh's build/), and paths under the tree are
+    hashed relative to the build folder (base_dir: the tree), so the two builds' commands hash
+    alike, and alike from any clone of the same tree wherever it lies: with the builds under
+    ~/.cache (base_dir /) a clone at another path missed 60 of 64 compiles, and install.pip
+    compiled the package cold (about 125 s on two cores). Empty without ccache: a cold build."""
     ccache = shutil.which("ccache")
     if not ccache:
         return {}
     return {"CMAKE_C_COMPILER_LAUNCHER": ccache, "CMAKE_CXX_COMPILER_LAUNCHER": ccache,
-            "CCACHE_DIR": os.path.join(cache_root, "ccache"), "CCACHE_BASEDIR": "/", "CCACHE_NOHASHDIR": "1"}
+            "CCACHE_DIR": os.path.join(cache_root, "ccache"), "CCACHE_BASEDIR": source, "CCACHE_NOHASHDIR": "1"}
 
 
 def wheel_tools_python(source, base):
@@ -197,7 +201,7 @@ def pip_mode(a):
         env = dict(os.environ)
         # One core unless told otherwise: CTest runs other tests beside this one.
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "1")
-        env.update(ccache_env(home_cache))
+        env.update(ccache_env(home_cache, source))
         t0 = time.monotonic()
         # -v, as README says: without it pip shows only "Building wheel ... still running..."
         # for the whole source build (30 minutes on a busy machine); with it, the build's progress.
@@ -221,7 +225,7 @@ def pip_mode(a):
             # ninja from the tools venv, as build-wheel.sh has it on PATH
             env["PATH"] = os.path.dirname(tools_py) + os.pathsep + env.get("PATH", "")
             cmd = pip + ["install", "-v", "--no-build-isolation",
-                         "--config-settings=build-dir=" + os.path.join(root, "build"), source]
+                         "--config-settings=build-dir=" + os.path.join(source, "build-pip-test"), source]
         r = sh(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
             sys.stderr.write(r.stdout[-20000:])

@@ -8,9 +8,10 @@
 #
 # The wheel is cached per checkout, keyed on the source tree's content (the files git tracks or
 # would track, read from the working tree) and on the interpreter: an unchanged tree reuses it
-# and builds nothing. Everything lives under $DLPV_CACHE/wheel-test/<hash of the source path>/
-# (default cache ~/.cache/dlpack-validate): the wheel, and scikit-build-core's build folder, so
-# that a changed tree rebuilds incrementally (build-wheel.sh's tools venv is in $DLPV_CACHE).
+# and builds nothing. The wheel lives under $DLPV_CACHE/wheel-test/<hash of the source path>/
+# (default cache ~/.cache/dlpack-validate; build-wheel.sh's tools venv is in $DLPV_CACHE too),
+# scikit-build-core's build folder in the tree (build-wheel-test/, git-ignored), so that a
+# changed tree rebuilds incrementally and a fresh clone's build hits ccache.
 # A lock serialises runs on one checkout.
 #
 # Then, with PATH holding only the venv's bin (no cc, c++, g++, gcc, clang or cmake: checked),
@@ -70,11 +71,12 @@ else
   t0=$(now)
   set +e
   # ccache in front of the compilers, one cache with install.pip's build: the settings are
-  # check_pip.py's ccache_env (wheel-test/KEY/build and pip-test/KEY/build lie at the same depth,
-  # so with base_dir / the two builds' commands hash alike); none without ccache
+  # check_pip.py's ccache_env (the build in the tree, build-wheel-test/ beside install.pip's
+  # build-pip-test/, paths under the tree hashed relative to it: the two builds' commands hash
+  # alike, from any clone); none without ccache
   mapfile -t CC_ENV < <("$BASE" -c 'import sys; sys.path.insert(0, sys.argv[1]); from check_pip import ccache_env
-for k, v in ccache_env(sys.argv[2]).items(): print(f"{k}={v}")' "$(dirname "$0")" "$CACHE")
-  env "${CC_ENV[@]}" DLPV_PYTHON="$BASE" DLPV_WHEEL_DIR="$WHEELS.part" DLPV_WHEEL_BUILD_DIR="$ROOT/build" \
+for k, v in ccache_env(sys.argv[2], sys.argv[3]).items(): print(f"{k}={v}")' "$(dirname "$0")" "$CACHE" "$SRC")
+  env "${CC_ENV[@]}" DLPV_PYTHON="$BASE" DLPV_WHEEL_DIR="$WHEELS.part" DLPV_WHEEL_BUILD_DIR="$SRC/build-wheel-test" \
     bash "$SRC/scripts/build-wheel.sh"
   rc=$?
   set -e

@@ -423,7 +423,9 @@ def pytest_runtest_setup(item):
     item.result = state.result(item.key)
     entry = (item.result or {}).get("baseline")
     if isinstance(entry, dict) and entry.get("reason"):
-        strict = bool(entry.get("strict")) or bool(item.config.getoption("dlpv_strict", False))
+        # An "intermittent" entry's case passes now and then (docs/baselines.md): never a strict xfail.
+        strict = (bool(entry.get("strict")) or bool(item.config.getoption("dlpv_strict", False))) \
+            and not entry.get("intermittent")
         item.add_marker(pytest.mark.xfail(reason=f"baseline: {entry['reason']}", strict=strict))
 
 

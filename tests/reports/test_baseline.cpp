@@ -191,6 +191,38 @@ TEST_CASE("strict: stale entries and xpasses are unexpected") {
   CHECK(run["summary"]["exit_code"] == 1);
 }
 
+TEST_CASE("intermittent: a pass of its case stays a pass, under --strict too; a failure is waived") {
+  json run = make_run(true);
+  add_result(run, "deleter.after", "pass");
+  add_result(run, "deleter.other", "warn");
+  Baseline b = baseline_from(R"({"entries":[{"case":"deleter.*","expect":"warn","reason":"freed code run",
+                                             "intermittent":true}]})");
+  REQUIRE(b.entries.size() == 1);
+  CHECK(b.entries[0].intermittent);
+  apply_baseline(run, b, "b.json");
+  const json& r = run["results"];
+  CHECK(r[0]["status"] == "pass");
+  CHECK(r[0]["baseline"]["intermittent"] == true);
+  CHECK(r[1]["status"] == "xfail");
+  CHECK(run["baseline_report"]["xpass"].empty());
+  CHECK(run["baseline_report"]["stale"].empty());
+  CHECK(run["summary"]["unexpected"] == 0);
+  // Applied again (restore_observed), the same.
+  apply_baseline(run, b, "b.json");
+  CHECK(run["results"][0]["status"] == "pass");
+  CHECK(run["summary"]["unexpected"] == 0);
+  // The same entry without the key: the pass is an xpass, unexpected under --strict.
+  json plain = make_run(true);
+  add_result(plain, "deleter.after", "pass");
+  apply_baseline(plain, baseline_from(R"({"entries":[{"case":"deleter.*","expect":"warn","reason":"r"}]})"), "b.json");
+  CHECK(plain["results"][0]["status"] == "xpass");
+  CHECK(plain["summary"]["unexpected"] == 1);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail","reason":"r","intermittent":1}]})")
+            .find("\"intermittent\" must be true or false") != std::string::npos);
+  CHECK(load_error(R"({"entries":[{"case":"a","expect":"fail","reason":"r","intermittent":true,"strict":true}]})")
+            .find("contradict") != std::string::npos);
+}
+
 TEST_CASE("make_baseline waives current failures and round-trips") {
   json run = make_run();
   add_result(run, "a.fail", "fail");

@@ -52,7 +52,7 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
   for (const auto& item : e.items()) {
     const std::string& k = item.key();
     if (k != "case" && k != "expect" && k != "reason" && k != "issue" && k != "when" &&
-        k != "comment" && k != "confirmed_by" && k != "strict") {
+        k != "comment" && k != "confirmed_by" && k != "strict" && k != "intermittent") {
       bad_entry(path, n, fmt::format(FMT_STRING("unknown key \"{}\""), k));
     }
   }
@@ -73,6 +73,13 @@ BaselineEntry parse_entry(const json& e, const std::string& path, std::size_t n)
     if (!e["strict"].is_boolean()) bad_entry(path, n, "\"strict\" must be true or false");
     b.strict = e["strict"].get<bool>();
   }
+  if (e.contains("intermittent")) {
+    if (!e["intermittent"].is_boolean()) bad_entry(path, n, "\"intermittent\" must be true or false");
+    b.intermittent = e["intermittent"].get<bool>();
+  }
+  if (b.strict && b.intermittent)
+    bad_entry(path, n, "\"strict\": true (a pass fails the run) and \"intermittent\": true (a pass is no news) "
+                       "contradict each other");
   if (e.contains("when")) {
     const json& w = e["when"];
     if (!w.is_object()) bad_entry(path, n, "\"when\" must be an object");
@@ -153,6 +160,7 @@ json entry_record(const BaselineEntry& e) {
   j["issue"] = e.issue.empty() ? json() : json(e.issue);
   if (!e.confirmed_by.empty()) j["confirmed_by"] = e.confirmed_by;
   if (e.strict) j["strict"] = true;
+  if (e.intermittent) j["intermittent"] = true;
   return j;
 }
 
@@ -288,6 +296,9 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
         std::string st = a::status_of(r);
         if (waived(st, e.expect)) {
           r["status"] = "xfail";
+        } else if (st == "pass" && e.intermittent) {
+          // A finding that shows in most runs, not in every one: this run's pass stays a pass
+          // (the entry attached says what other runs see), not an xpass.
         } else if (st == "pass") {
           r["status"] = "xpass";
           std::string id = a::text(r, "id");
@@ -383,6 +394,7 @@ json make_baseline(const json& run, const Baseline* applied) {
           if (!entry_matches(b, run, r)) continue;
           if (b.case_glob == a::text(old, "case")) {
             if (b.raw.contains("comment")) e["comment"] = b.raw["comment"];
+            if (b.intermittent) e["intermittent"] = true;
             if (b.has_dlpack_version) when["dlpack_version"] = b.dlpack_version_glob;
           }
           break;

@@ -99,6 +99,12 @@ struct BaselineEntry {
   /// optional "strict": true: a pass of a case this entry expects to fail is unexpected (an
   /// xpass that fails the run) even without --strict; pytest's strict xfail (docs/pytest.md)
   bool strict = false;
+  /// optional "intermittent": true: the finding shows in most runs, not in every one (undefined
+  /// behaviour, such as a deleter that runs freed code after Py_Finalize: a crash, a hang, or now
+  /// and then nothing). A run where its case passes records a pass with the entry attached, not
+  /// an xpass, so neither --strict nor the entry's staleness turns that luck into a failure.
+  /// Not with "strict": true.
+  bool intermittent = false;
   bool has_subject = false;
   std::string subject_glob;
   bool has_dlpack_version = false;

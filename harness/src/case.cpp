@@ -189,7 +189,24 @@ void Registry::add(CaseInfo info) {
   sorted_ = false;
 }
 
+void Registry::add_lazy(std::string base, std::function<std::vector<CaseInfo>()> make) {
+  pending_.push_back({std::move(base), std::move(make)});
+  ++unlisted_;
+  sorted_ = false;
+}
+
 const std::vector<CaseInfo>& Registry::cases() {
+  if (unlisted_ > 0) {
+    // Made again even where find() made them before: the same records (a declaration makes the
+    // same ones every time), while the pointers find() gave out stay valid.
+    for (Pending& p : pending_) {
+      if (p.listed) continue;
+      for (CaseInfo& c : p.make()) cases_.push_back(std::move(c));
+      p.listed = true;
+    }
+    unlisted_ = 0;
+    sorted_ = false;
+  }
   if (!sorted_) {
     std::sort(cases_.begin(), cases_.end(),
               [](const CaseInfo& a, const CaseInfo& b) { return a.id < b.id; });
@@ -203,6 +220,21 @@ const std::vector<CaseInfo>& Registry::cases() {
 }
 
 const CaseInfo* Registry::find(const std::string& id) {
+  if (unlisted_ > 0) {
+    // Before cases(): make only the declarations whose id this one extends ("a.b" for "a.b" and
+    // "a.b.c"). Found there, it is the record cases() would list; else (a family's point, an id
+    // no declaration's prefix names) the whole registry is made and searched below.
+    for (Pending& p : pending_) {
+      if (p.listed || p.looked) continue;
+      const bool extends = id.compare(0, p.base.size(), p.base) == 0 &&
+                           (id.size() == p.base.size() || id[p.base.size()] == '.');
+      if (!extends) continue;
+      for (CaseInfo& c : p.make()) found_.push_back(std::move(c));
+      p.looked = true;
+    }
+    for (const CaseInfo& c : found_)
+      if (c.id == id) return &c;
+  }
   const auto& all = cases();
   auto it = std::lower_bound(all.begin(), all.end(), id,
                              [](const CaseInfo& c, const std::string& v) { return c.id < v; });

@@ -265,7 +265,11 @@ void Declare::set_axis_value(const std::string& axis, const std::string& value) 
 }
 
 void Declare::run(CaseBody body) {
-  for (CaseInfo& c : records(body)) Registry::instance().add(std::move(c));
+  // The records are made when first wanted (Registry::add_lazy): a worker's start-up makes only
+  // those of the cases it is sent. A declaration mistake still stops the run before any case
+  // runs: the supervisor lists every case (Registry::cases) before it starts one.
+  if (!body) bad_declaration(info_.id, "no body");
+  Registry::instance().add_lazy(info_.id, [self = *this, body] { return self.records(body); });
   // A covered family keeps its whole space: any other point can be made by id (--explore).
   // Its ids are the base and one segment per axis, so every value must give a segment.
   bool named = pairwise_ && !has_axis("kind");

@@ -68,11 +68,13 @@ int dup_high(int fd) {
   return high;
 }
 
-/// The covers this process found while its cases registered, in a memory file made at the first
-/// spawn (every case has registered by then) and handed to every worker at kCoversFd; -1 when it
-/// cannot be made (each worker then computes its own).
+/// The covers this process found while it made its cases' records, in a memory file made at the
+/// first spawn and handed to every worker at kCoversFd; -1 when it cannot be made (each worker
+/// then computes its own). Every record is made first (Registry::cases; the records are made
+/// lazily, Registry::add_lazy), so the memo holds every cover a worker can want.
 int covers_file() {
   static const int fd = [] {
+    (void)Registry::instance().cases();
     const int made = memfd_create("dlpack-validate-covers", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (made < 0) return -1;
     const int high = dup_high(made);

@@ -207,6 +207,10 @@ class Registry {
  public:
   static Registry& instance();
   void add(CaseInfo info);
+  /// A declaration's records, made when first wanted rather than at start-up: all of them by
+  /// cases(), only those of the declarations whose id `base` an id extends by find(). A worker that
+  /// runs one case so makes one declaration's records, not the whole suite's (Declare::run).
+  void add_lazy(std::string base, std::function<std::vector<CaseInfo>()> make);
   void add_family(Family family) { families_.push_back(std::move(family)); }
   const std::vector<Family>& families() const { return families_; }
   /// The family whose space holds `id` (its value indexes in *pick), or nullptr.
@@ -221,7 +225,16 @@ class Registry {
   size_t unit_count() const { return units_.size(); }
 
  private:
+  struct Pending {
+    std::string base;
+    std::function<std::vector<CaseInfo>()> make;
+    bool listed = false;  ///< its records are in cases_
+    bool looked = false;  ///< its records are in found_ (find before cases)
+  };
   std::vector<CaseInfo> cases_;
+  std::vector<Pending> pending_;
+  size_t unlisted_ = 0;        ///< pending_ entries not yet in cases_
+  std::deque<CaseInfo> found_;  ///< records find() made before cases() did (pointers stay valid)
   std::vector<Family> families_;
   std::deque<CaseInfo> made_;  ///< family points made on demand (a deque: pointers stay valid)
   std::set<std::string> units_;

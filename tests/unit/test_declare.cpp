@@ -332,3 +332,28 @@ TEST_CASE("widen: the cover keeps its cases, and each new value of an axis meets
   CHECK(pick == std::vector<size_t>{2, 3, 1});
   CHECK(f->id_of(pick) == "t.wide.a2.b3.c1");
 }
+
+TEST_CASE("find() before cases() makes only the declarations an id extends, and the same records") {
+  Registry& reg = Registry::instance();
+  Declare("t.lazy", "lazy {a}").must({"LAYOUT-01"}).combine("a", {"x", "y"}).run(nothing);
+  Declare("t.lazyish", "not a prefix of t.lazy.*").must({"LAYOUT-01"}).run(nothing);
+  // Before the registry lists its cases: t.lazy's records are made, t.lazyish's are not needed.
+  const CaseInfo* y = reg.find("t.lazy.y");
+  REQUIRE(y != nullptr);
+  CHECK(y->id == "t.lazy.y");
+  CHECK(y->title == "lazy y");
+  CHECK(reg.find("t.lazy.z") == nullptr);  // no such point: the whole registry was searched
+  const CaseInfo* other = reg.find("t.lazyish");
+  REQUIRE(other != nullptr);
+  // The list holds the same record, once; the pointer find() gave stays valid.
+  size_t listed = 0;
+  for (const CaseInfo& c : reg.cases())
+    if (c.id == "t.lazy.y") {
+      ++listed;
+      CHECK(c.title == y->title);
+      CHECK(c.requirements == y->requirements);
+      CHECK(c.params == y->params);
+    }
+  CHECK(listed == 1);
+  CHECK(y->id == "t.lazy.y");
+}

@@ -180,6 +180,37 @@ TEST_CASE("apply_baseline: when.producer and when.consumer scope pair cases by t
             .find("\"when.producer\" must be a string") != std::string::npos);
 }
 
+TEST_CASE("a run whose options narrowed the selection: entries about cases it left out are not stale") {
+  const char* entries = R"({"entries":[{"case":"pair.a","expect":"fail","reason":"r"},
+                                       {"case":"single.*","expect":"fail","reason":"r"},
+                                       {"case":"pair.gone","expect":"fail","reason":"r"}]})";
+  // The whole run: single.* and pair.gone matched no case at all, so both are stale.
+  json whole = make_run(true);
+  add_result(whole, "pair.a", "fail");
+  add_result(whole, "pair.b", "pass");
+  apply_baseline(whole, baseline_from(entries), "b.json");
+  CHECK(whole["baseline_report"]["stale"].size() == 2);
+  CHECK(whole["summary"]["unexpected"] == 2);
+  // --filter 'pair.*': single.* names cases the selection left out (not applicable, not
+  // counted); pair.gone is about a case the selection holds by its glob but none ran: stale
+  // only if a case of the run has its id, and none has.
+  json pairs = make_run(true);
+  pairs["options"]["filters"] = json::array({"pair.*"});
+  add_result(pairs, "pair.a", "fail");
+  add_result(pairs, "pair.b", "pass");
+  apply_baseline(pairs, baseline_from(entries), "b.json");
+  CHECK(pairs["baseline_report"]["stale"].empty());
+  CHECK(pairs["baseline_report"]["not_applicable"].size() == 2);
+  CHECK(pairs["summary"]["unexpected"] == 0);
+  // -x: a case listed as not run is in the selection, so an entry about it is stale.
+  json first = make_run(true);
+  add_result(first, "pair.a", "fail");
+  first["not_run"] = json::array({{{"subject", 0}, {"count", 1}, {"reason", "-x"}, {"cases", {"single.c"}}}});
+  apply_baseline(first, baseline_from(entries), "b.json");
+  REQUIRE(first["baseline_report"]["stale"].size() == 1);
+  CHECK(first["baseline_report"]["stale"][0]["case"] == "single.*");
+}
+
 TEST_CASE("strict: stale entries and xpasses are unexpected") {
   json run = make_run(true);
   add_result(run, "deleter.b", "pass");

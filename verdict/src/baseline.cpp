@@ -279,6 +279,27 @@ bool applicable(const BaselineEntry& e, const json& run) {
          (!e.has_consumer || loaded(e.consumer_glob));
 }
 
+// Whether the run's options narrowed the selection (--filter, --exclude, -k, --requirement,
+// --shard, or -x with cases left not run): a case such a run left out says nothing about an
+// entry.
+bool narrowed(const json& run) {
+  const json& o = run.contains("options") && run["options"].is_object() ? run["options"] : json::object();
+  if (o.contains("filters") && o["filters"].is_array() && o["filters"] != json::array({"*"})) return true;
+  for (const char* key : {"exclude", "keyword", "requirements", "shard"})
+    if (o.contains(key) && !o[key].is_null()) return true;
+  return a::not_run_count(run) > 0;
+}
+
+// Whether any case this run ran (or listed as not run) has an id the entry's case glob matches.
+bool case_selected(const BaselineEntry& e, const json& run) {
+  for (const auto& r : a::array_at(run, "results"))
+    if (r.is_object() && glob_match(e.case_glob, a::text(r, "id"))) return true;
+  for (const auto& n : a::array_at(run, "not_run"))
+    for (const auto& id : a::array_at(n, "cases"))
+      if (id.is_string() && glob_match(e.case_glob, id.get<std::string>())) return true;
+  return false;
+}
+
 void apply_baseline(json& run, const Baseline& baseline, const std::string& path) {
   std::vector<bool> used(baseline.entries.size(), false);
   json xpass = json::array();
@@ -312,7 +333,13 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
   json elsewhere = json::array();
   for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
     if (used[i]) continue;
-    (applicable(baseline.entries[i], run) ? stale : elsewhere).push_back(baseline.entries[i].raw);
+    // Not applicable, not stale: an entry about a library this run did not load, or, in a run
+    // whose options narrowed the selection, about cases it did not select (--filter 'pair.*'
+    // with the whole matrix's baseline). A full run still calls an entry stale whose case
+    // glob matches no case at all (a case renamed or removed).
+    const BaselineEntry& e = baseline.entries[i];
+    const bool selected = !narrowed(run) || case_selected(e, run);
+    (applicable(e, run) && selected ? stale : elsewhere).push_back(e.raw);
   }
   json report = json::object();
   report["path"] = path;

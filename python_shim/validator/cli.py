@@ -16,6 +16,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+class _Once(argparse.Action):
+    """A single-valued option: given twice, bad input (exit 2), as the CLI refuses it; argparse
+    alone would keep the last and drop the first without a word."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, "_given_" + self.dest, 0) + 1
+        setattr(namespace, "_given_" + self.dest, seen)
+        if seen > 1:
+            parser.error(f"{self.option_strings[-1]} given {seen} times (once at most)")
+        setattr(namespace, self.dest, values)
+
+
 def _table():
     from . import _dlpack_validate
     return _dlpack_validate.options()
@@ -35,7 +47,7 @@ def _add_table_options(p, command):
             p.add_argument(*names, dest=o["name"], action="append", default=[], metavar=o["metavar"],
                            help=o["help"])
         else:
-            p.add_argument(*names, dest=o["name"], metavar=o["metavar"], help=o["help"])
+            p.add_argument(*names, dest=o["name"], action=_Once, metavar=o["metavar"], help=o["help"])
 
 
 _PACKAGES = "importable package names (numpy, torch, ...) or MODULE:ATTR adapters"

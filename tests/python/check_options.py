@@ -61,6 +61,18 @@ def main():
         except validator.BadInput as e:
             if words not in str(e) or row["keyword"] not in str(e):
                 problems.append(f"validator.run({row['keyword']}={value!r}): {e}")
+    # A single-valued option given twice is bad input on both command lines, in the same words
+    # (never the last kept and the first dropped).
+    for o in table:
+        if o["type"] in ("flag", "globs") or "run" not in o["commands"]:
+            continue
+        value = {"shard": "1/2", "choice": "worker"}.get(o["type"], "1")
+        c = subprocess.run([args.validator, "x.so", o["flag"], value, o["flag"], value], capture_output=True, text=True)
+        p = subprocess.run(py + ["numpy", o["flag"], value, o["flag"], value], capture_output=True, text=True)
+        words = f"{o['flag']} given 2 times (once at most)"
+        for who, proc in (("dlpack-validate", c), ("python -m validator", p)):
+            if proc.returncode != 2 or words not in proc.stderr:
+                problems.append(f"{who} {o['flag']} twice: exit {proc.returncode}, {proc.stderr.strip()!r}")
     # The users' page names every option (docs/usage.md, docs/bench.md for bench's own).
     here = os.path.dirname(os.path.abspath(__file__))
     docs = "".join(open(os.path.join(here, "..", "..", "docs", f)).read() for f in ("usage.md", "bench.md"))

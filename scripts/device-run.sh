@@ -15,7 +15,9 @@
 #                      step (the device tool returns at most 8 files: this one always comes back)
 # Steps beyond the defaults: kw06 (the validator's KW-06 case on torch next to its confirmation
 # script, and the installed torch's own __dlpack__ source) and stall (N reference runs of the
-# device and stream cases at once, N = 1, 8, 16, each timed, with a process snapshot if slow).
+# device and stream cases at once, N = 1, 8, 16, each timed, with a process snapshot if slow)
+# and jobs (bench/jobs_scaling.py: the matrix of $DLPV_PEERS at -j 1, 2, 4, 8, 16, one round,
+# with every status compared with -j 1's; and the reference plugin's run the same way).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-out-device}"
@@ -112,6 +114,16 @@ if step together; then
   PYTHONPATH="$BUILD/python" timeout "$LIMIT" "$PY" -m validator $PEERS ${DLPV_PEER_ARGS:-} --json "$OUT/py_all.json" \
       > "$OUT/py_all.txt" 2>&1
   echo "== all peers together: exit $?"; tail -5 "$OUT/py_all.txt"
+fi
+if step jobs; then
+  stamp jobs
+  timeout "$LIMIT" "$PY" bench/jobs_scaling.py --python "$PY" --pythonpath "$BUILD/python" --libs $PEERS \
+      --jobs 1 2 4 8 16 --json "$OUT/jobs_matrix.json" > "$OUT/jobs_matrix.txt" 2>&1
+  echo "== jobs scaling, matrix of $PEERS: exit $?"; tail -8 "$OUT/jobs_matrix.txt"
+  timeout "$LIMIT" "$PY" bench/jobs_scaling.py --validator "$BUILD/dlpack-validate" \
+      --plugin "$BUILD/tests/libdlpv_reference.so" --jobs 1 2 4 8 16 --rounds 3 \
+      --json "$OUT/jobs_reference.json" > "$OUT/jobs_reference.txt" 2>&1
+  echo "== jobs scaling, reference plugin: exit $?"; tail -8 "$OUT/jobs_reference.txt"
 fi
 if step bench; then
   stamp bench

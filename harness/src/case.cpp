@@ -191,20 +191,14 @@ void Registry::add(CaseInfo info) {
 
 void Registry::add_lazy(std::string base, std::function<std::vector<CaseInfo>()> make) {
   pending_.push_back({std::move(base), std::move(make)});
-  ++unlisted_;
-  sorted_ = false;
 }
 
 const std::vector<CaseInfo>& Registry::cases() {
-  if (unlisted_ > 0) {
+  if (listed_ < pending_.size()) {
     // Made again even where find() made them before: the same records (a declaration makes the
     // same ones every time), while the pointers find() gave out stay valid.
-    for (Pending& p : pending_) {
-      if (p.listed) continue;
-      for (CaseInfo& c : p.make()) cases_.push_back(std::move(c));
-      p.listed = true;
-    }
-    unlisted_ = 0;
+    for (; listed_ < pending_.size(); ++listed_)
+      for (CaseInfo& c : pending_[listed_].make()) cases_.push_back(std::move(c));
     sorted_ = false;
   }
   if (!sorted_) {
@@ -220,12 +214,13 @@ const std::vector<CaseInfo>& Registry::cases() {
 }
 
 const CaseInfo* Registry::find(const std::string& id) {
-  if (unlisted_ > 0) {
+  if (listed_ < pending_.size()) {
     // Before cases(): make only the declarations whose id this one extends ("a.b" for "a.b" and
     // "a.b.c"). Found there, it is the record cases() would list; else (a family's point, an id
     // no declaration's prefix names) the whole registry is made and searched below.
-    for (Pending& p : pending_) {
-      if (p.listed || p.looked) continue;
+    for (size_t i = listed_; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      if (p.looked) continue;
       const bool extends = id.compare(0, p.base.size(), p.base) == 0 &&
                            (id.size() == p.base.size() || id[p.base.size()] == '.');
       if (!extends) continue;

@@ -331,6 +331,7 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
   }
   json stale = json::array();
   json elsewhere = json::array();
+  const bool narrow = narrowed(run);
   for (std::size_t i = 0; i < baseline.entries.size(); ++i) {
     if (used[i]) continue;
     // Not applicable, not stale: an entry about a library this run did not load, or, in a run
@@ -338,7 +339,7 @@ void apply_baseline(json& run, const Baseline& baseline, const std::string& path
     // with the whole matrix's baseline). A full run still calls an entry stale whose case
     // glob matches no case at all (a case renamed or removed).
     const BaselineEntry& e = baseline.entries[i];
-    const bool selected = !narrowed(run) || case_selected(e, run);
+    const bool selected = !narrow || case_selected(e, run);
     (applicable(e, run) && selected ? stale : elsewhere).push_back(e.raw);
   }
   json report = json::object();

@@ -228,12 +228,11 @@ class Registry {
   struct Pending {
     std::string base;
     std::function<std::vector<CaseInfo>()> make;
-    bool listed = false;  ///< its records are in cases_
     bool looked = false;  ///< its records are in found_ (find before cases)
   };
   std::vector<CaseInfo> cases_;
   std::vector<Pending> pending_;
-  size_t unlisted_ = 0;        ///< pending_ entries not yet in cases_
+  size_t listed_ = 0;           ///< pending_[0, listed_) have their records in cases_
   std::deque<CaseInfo> found_;  ///< records find() made before cases() did (pointers stay valid)
   std::vector<Family> families_;
   std::deque<CaseInfo> made_;  ///< family points made on demand (a deque: pointers stay valid)
